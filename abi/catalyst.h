@@ -1,0 +1,502 @@
+/* catalyst.h — the C ABI that programs embedding Catalyst call.
+ *
+ * Standalone C99. Everything here is versioned by CTL_ABI_VERSION_MAJOR/MINOR and changes
+ * only by appending (see abi/CHANGELOG.md).
+ *
+ * Ownership, said once:
+ *  - Every fallible call returns ctl_status*. NULL means success. A non-NULL status is
+ *    owned by the caller and freed with ctl_status_free(). On failure no output parameter
+ *    is written and no state is changed.
+ *  - Functions named *_create, *_from_*, *_to_device and every ctl_op_* / view function
+ *    that has an `out_tensor` return a NEW reference: the caller releases it.
+ *  - Getters (ctl_runtime_device, ctl_tensor_device, ...) return BORROWED pointers, valid
+ *    as long as the object they were obtained from.
+ *  - *_release(NULL) is a harmless no-op. Handles are reference-counted; retain and release
+ *    are thread-safe.
+ *  - Strings returned through info structs are borrowed from their owner.
+ */
+#ifndef CATALYST_H_
+#define CATALYST_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CTL_ABI_VERSION_MAJOR 1
+#define CTL_ABI_VERSION_MINOR 0
+
+/* Largest tensor rank the ABI carries. */
+#define CTL_MAX_RANK 8
+
+#if defined(_WIN32)
+#define CTL_EXPORT __declspec(dllexport)
+#else
+#define CTL_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ----------------------------------------------------------------------------------------
+ * Status
+ * -------------------------------------------------------------------------------------- */
+
+typedef enum ctl_status_code {
+  CTL_STATUS_OK = 0,
+  CTL_STATUS_INVALID_ARGUMENT = 1,  /* a bad handle, dtype, shape, axis or attribute */
+  CTL_STATUS_OUT_OF_MEMORY = 2,     /* host or device allocation failed */
+  CTL_STATUS_UNSUPPORTED = 3,       /* valid, but this device/plugin cannot do it */
+  CTL_STATUS_NOT_FOUND = 4,         /* no such plugin, device or index */
+  CTL_STATUS_DEVICE_LOST = 5,       /* the device stopped answering */
+  CTL_STATUS_INTERNAL = 6,          /* a bug in Catalyst or a plugin */
+  CTL_STATUS_OUT_OF_RANGE = 7,      /* an index, axis or size past its bound */
+  CTL_STATUS_FAILED_PRECONDITION = 8 /* the object is in the wrong state for this call */
+} ctl_status_code;
+
+typedef struct ctl_status ctl_status;
+
+/* The code of `status`; CTL_STATUS_OK for NULL. */
+CTL_EXPORT ctl_status_code ctl_status_get_code(const ctl_status* status);
+/* The message of `status`, borrowed from it; "" for NULL. Names the offending argument. */
+CTL_EXPORT const char* ctl_status_get_message(const ctl_status* status);
+/* Frees `status`. NULL is a no-op. */
+CTL_EXPORT void ctl_status_free(ctl_status* status);
+/* The fixed name of a code, e.g. "INVALID_ARGUMENT". */
+CTL_EXPORT const char* ctl_status_code_name(ctl_status_code code);
+
+/* ----------------------------------------------------------------------------------------
+ * Data types
+ * -------------------------------------------------------------------------------------- */
+
+typedef enum ctl_dtype {
+  CTL_DTYPE_F32 = 0,
+  CTL_DTYPE_F64 = 1,
+  CTL_DTYPE_F16 = 2,
+  CTL_DTYPE_BF16 = 3,
+  CTL_DTYPE_I8 = 4,
+  CTL_DTYPE_U8 = 5,
+  CTL_DTYPE_I32 = 6,
+  CTL_DTYPE_I64 = 7,
+  CTL_DTYPE_BOOL = 8, /* one byte, 0 or 1 */
+  CTL_DTYPE_COUNT_ = 9
+} ctl_dtype;
+
+/* Bit for `dtype` in a dtype mask (ctl_device_info.dtype_mask). */
+#define CTL_DTYPE_BIT(dtype) (1u << (unsigned)(dtype))
+
+/* Size of one element in bytes; 0 for an unknown dtype. */
+CTL_EXPORT size_t ctl_dtype_size(ctl_dtype dtype);
+/* "f32", "bf16", ...; "unknown" for an unknown dtype. */
+CTL_EXPORT const char* ctl_dtype_name(ctl_dtype dtype);
+
+/* ----------------------------------------------------------------------------------------
+ * Logging
+ * -------------------------------------------------------------------------------------- */
+
+typedef enum ctl_log_level {
+  CTL_LOG_DEBUG = 0,
+  CTL_LOG_INFO = 1,
+  CTL_LOG_WARNING = 2,
+  CTL_LOG_ERROR = 3,
+  CTL_LOG_OFF = 4
+} ctl_log_level;
+
+/* Receives each log line (no trailing newline). May be called from any thread. */
+typedef void (*ctl_log_fn)(void* user_data, ctl_log_level level, const char* message);
+
+/* ----------------------------------------------------------------------------------------
+ * Runtime
+ * -------------------------------------------------------------------------------------- */
+
+typedef struct ctl_runtime ctl_runtime;
+typedef struct ctl_device ctl_device;
+typedef struct ctl_tensor ctl_tensor;
+
+typedef struct ctl_runtime_options {
+  size_t struct_size; /* CTL_RUNTIME_OPTIONS_STRUCT_SIZE */
+  const void* next;   /* extension chain; unknown entries are skipped */
+  /* Plugin files to load before any discovered ones. May be NULL when count is 0. */
+  const char* const* plugin_paths;
+  size_t plugin_path_count;
+  /* Skip CATALYST_PLUGINS, CATALYST_PLUGIN_PATH and the installed directories. */
+  bool disable_discovery;
+  /* Where log lines go. NULL: standard error. */
+  ctl_log_fn log_fn;
+  void* log_user_data;
+  /* Lines below this level are dropped. CATALYST_LOG=debug|info|warning|error|off
+   * overrides it. Zero-initialised options mean CTL_LOG_WARNING (see log_level_set). */
+  ctl_log_level log_level;
+  bool log_level_set; /* false: use CTL_LOG_WARNING */
+  /* Adds the core's reference kernels as a device named "reference" (plain, slow,
+   * obviously correct, accumulating in double): the oracle of the conformance suite. */
+  bool enable_reference_device;
+} ctl_runtime_options;
+#define CTL_RUNTIME_OPTIONS_STRUCT_SIZE \
+  (offsetof(ctl_runtime_options, enable_reference_device) + sizeof(bool))
+
+/* Creates a runtime: loads plugins and enumerates their devices. `options` may be NULL.
+ * A runtime with no devices is not an error. *out_runtime: new reference. */
+CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options,
+                                          ctl_runtime** out_runtime);
+CTL_EXPORT void ctl_runtime_retain(ctl_runtime* runtime);
+/* Drops a reference. The runtime lives on while tensors on its devices exist. */
+CTL_EXPORT void ctl_runtime_release(ctl_runtime* runtime);
+
+/* What discovery made of one candidate plugin file. */
+typedef struct ctl_plugin_info {
+  size_t struct_size; /* CTL_PLUGIN_INFO_STRUCT_SIZE */
+  const void* next;
+  const char* path;    /* borrowed from the runtime */
+  const char* name;    /* the plugin's own name; "" when rejected before it was known */
+  const char* version; /* the plugin's own version string; "" when unknown */
+  bool accepted;
+  const char* reason;  /* why it was accepted or rejected, in words */
+  const char* source;  /* "options", "CATALYST_PLUGINS", "CATALYST_PLUGIN_PATH", "installed", "library" */
+  uint32_t abi_major;  /* negotiated ABI of an accepted plugin; 0 when rejected */
+  uint32_t abi_minor;
+  size_t device_count;
+} ctl_plugin_info;
+#define CTL_PLUGIN_INFO_STRUCT_SIZE (offsetof(ctl_plugin_info, device_count) + sizeof(size_t))
+
+/* Number of candidate plugin files seen, accepted or rejected. */
+CTL_EXPORT size_t ctl_runtime_plugin_count(const ctl_runtime* runtime);
+/* Fills *out_info (caller sets out_info->struct_size). Strings are borrowed from runtime. */
+CTL_EXPORT ctl_status* ctl_runtime_plugin_info(const ctl_runtime* runtime, size_t index,
+                                               ctl_plugin_info* out_info);
+
+CTL_EXPORT size_t ctl_runtime_device_count(const ctl_runtime* runtime);
+/* *out_device: borrowed, valid as long as `runtime`. */
+CTL_EXPORT ctl_status* ctl_runtime_device(const ctl_runtime* runtime, size_t index,
+                                          ctl_device** out_device);
+/* The first GPU or accelerator if any, else the first device. *out_device: borrowed.
+ * NOT_FOUND when the runtime has no device. */
+CTL_EXPORT ctl_status* ctl_runtime_default_device(const ctl_runtime* runtime,
+                                                  ctl_device** out_device);
+
+/* ----------------------------------------------------------------------------------------
+ * Devices
+ * -------------------------------------------------------------------------------------- */
+
+typedef enum ctl_device_kind {
+  CTL_DEVICE_KIND_CPU = 0,
+  CTL_DEVICE_KIND_GPU = 1,
+  CTL_DEVICE_KIND_ACCELERATOR = 2
+} ctl_device_kind;
+
+typedef struct ctl_device_info {
+  size_t struct_size; /* CTL_DEVICE_INFO_STRUCT_SIZE */
+  const void* next;
+  const char* name;           /* borrowed from the device */
+  const char* vendor;
+  const char* driver_version;
+  const char* plugin_name;
+  ctl_device_kind kind;
+  uint64_t memory_total;      /* bytes; 0 when unknown */
+  uint64_t memory_free;       /* bytes at the time of the call; 0 when unknown */
+  uint32_t compute_units;
+  const char* pci_bus_id;     /* "dddd:bb:dd.f" lower case, or "" */
+  int32_t numa_node;          /* -1 when unknown */
+  uint8_t uuid[16];
+  bool has_uuid;
+  uint32_t dtype_mask;        /* CTL_DTYPE_BIT of each supported dtype */
+  bool host_visible;          /* buffers are ordinary host memory (zero-copy DLPack) */
+  uint32_t index;             /* position in ctl_runtime_device */
+} ctl_device_info;
+#define CTL_DEVICE_INFO_STRUCT_SIZE (offsetof(ctl_device_info, index) + sizeof(uint32_t))
+
+/* Fills *out_info; caller sets out_info->struct_size (an older, smaller size is accepted
+ * and only its fields are written). */
+CTL_EXPORT ctl_status* ctl_device_get_info(const ctl_device* device, ctl_device_info* out_info);
+/* Waits for all work queued on the device by this runtime. */
+CTL_EXPORT ctl_status* ctl_device_synchronize(ctl_device* device);
+
+/* ----------------------------------------------------------------------------------------
+ * Tensors
+ *
+ * A tensor is a view (dtype, shape, strides in elements, offset) of a reference-counted
+ * storage on one device. Views share storage with their source.
+ * -------------------------------------------------------------------------------------- */
+
+/* Uninitialised contents. *out_tensor: new reference. rank 0 is a scalar. */
+CTL_EXPORT ctl_status* ctl_tensor_create(ctl_device* device, ctl_dtype dtype, size_t rank,
+                                         const int64_t* shape, ctl_tensor** out_tensor);
+/* All zeros. *out_tensor: new reference. */
+CTL_EXPORT ctl_status* ctl_tensor_create_zeros(ctl_device* device, ctl_dtype dtype,
+                                               size_t rank, const int64_t* shape,
+                                               ctl_tensor** out_tensor);
+/* Every element `value` converted to dtype. *out_tensor: new reference. */
+CTL_EXPORT ctl_status* ctl_tensor_create_full(ctl_device* device, ctl_dtype dtype, size_t rank,
+                                              const int64_t* shape, double value,
+                                              ctl_tensor** out_tensor);
+/* Copies `data_bytes` bytes of contiguous row-major host data; data_bytes must equal the
+ * tensor's size. *out_tensor: new reference. */
+CTL_EXPORT ctl_status* ctl_tensor_from_host(ctl_device* device, ctl_dtype dtype, size_t rank,
+                                            const int64_t* shape, const void* data,
+                                            size_t data_bytes, ctl_tensor** out_tensor);
+/* Copies the tensor's elements to `dst` as contiguous row-major data, waiting for pending
+ * work. dst_bytes must be at least numel * dtype size. */
+CTL_EXPORT ctl_status* ctl_tensor_to_host(const ctl_tensor* tensor, void* dst, size_t dst_bytes);
+/* A contiguous copy on `device` (any plugin). *out_tensor: new reference. */
+CTL_EXPORT ctl_status* ctl_tensor_to_device(const ctl_tensor* tensor, ctl_device* device,
+                                            ctl_tensor** out_tensor);
+
+CTL_EXPORT void ctl_tensor_retain(ctl_tensor* tensor);
+CTL_EXPORT void ctl_tensor_release(ctl_tensor* tensor);
+
+typedef struct ctl_tensor_info {
+  size_t struct_size; /* CTL_TENSOR_INFO_STRUCT_SIZE */
+  const void* next;
+  ctl_dtype dtype;
+  size_t rank;
+  int64_t shape[CTL_MAX_RANK];
+  int64_t strides[CTL_MAX_RANK]; /* in elements */
+  int64_t offset;                /* in elements from the start of storage */
+  int64_t numel;
+  bool contiguous;               /* row-major with no gaps */
+  ctl_device* device;            /* borrowed */
+} ctl_tensor_info;
+#define CTL_TENSOR_INFO_STRUCT_SIZE (offsetof(ctl_tensor_info, device) + sizeof(ctl_device*))
+
+CTL_EXPORT ctl_status* ctl_tensor_get_info(const ctl_tensor* tensor, ctl_tensor_info* out_info);
+/* Convenience getters; they return 0 / CTL_DTYPE_COUNT_ / NULL for a NULL tensor. */
+CTL_EXPORT ctl_dtype ctl_tensor_dtype(const ctl_tensor* tensor);
+CTL_EXPORT size_t ctl_tensor_rank(const ctl_tensor* tensor);
+CTL_EXPORT int64_t ctl_tensor_dim(const ctl_tensor* tensor, int64_t axis); /* -1 if bad axis */
+CTL_EXPORT int64_t ctl_tensor_numel(const ctl_tensor* tensor);
+CTL_EXPORT ctl_device* ctl_tensor_device(const ctl_tensor* tensor); /* borrowed */
+
+/* ---- Views: metadata only, never a copy, never a plugin call. out_tensor: new reference. */
+
+/* New shape with the same number of elements; one entry may be -1 (inferred). Fails
+ * with INVALID_ARGUMENT when the strides cannot express it; use ctl_tensor_contiguous. */
+CTL_EXPORT ctl_status* ctl_tensor_reshape(ctl_tensor* tensor, size_t rank, const int64_t* shape,
+                                          ctl_tensor** out_tensor);
+/* Axis i of the result is axis perm[i] of the input; negative entries count from the end. */
+CTL_EXPORT ctl_status* ctl_tensor_permute(ctl_tensor* tensor, size_t rank, const int64_t* perm,
+                                          ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_tensor_transpose(ctl_tensor* tensor, int64_t axis0, int64_t axis1,
+                                            ctl_tensor** out_tensor);
+/* Elements start, start+step, ... < stop along `axis` (Python semantics for negative start
+ * and stop; step >= 1). */
+CTL_EXPORT ctl_status* ctl_tensor_slice(ctl_tensor* tensor, int64_t axis, int64_t start,
+                                        int64_t stop, int64_t step, ctl_tensor** out_tensor);
+/* Broadcast to `shape` by NumPy rules (size-1 axes get stride 0; new leading axes). */
+CTL_EXPORT ctl_status* ctl_tensor_expand(ctl_tensor* tensor, size_t rank, const int64_t* shape,
+                                         ctl_tensor** out_tensor);
+/* The tensor itself (retained) when contiguous, else a contiguous copy. */
+CTL_EXPORT ctl_status* ctl_tensor_contiguous(ctl_tensor* tensor, ctl_tensor** out_tensor);
+
+/* ----------------------------------------------------------------------------------------
+ * Ops
+ *
+ * Ops are identified by ctl_op_id (append-only) and take an optional attribute struct
+ * that starts with struct_size. Elementwise and `where` inputs broadcast by NumPy rules;
+ * inputs of a binary op must share one dtype (no implicit promotion). Inputs may be any
+ * strided view; outputs of ctl_op_run are new contiguous tensors.
+ * -------------------------------------------------------------------------------------- */
+
+typedef enum ctl_op_id {
+  /* elementwise unary: 1 input, 1 output of the same shape and dtype */
+  CTL_OP_NEG = 1,
+  CTL_OP_ABS = 2,
+  CTL_OP_EXP = 3,
+  CTL_OP_LOG = 4,
+  CTL_OP_SQRT = 5,
+  CTL_OP_RSQRT = 6,
+  CTL_OP_TANH = 7,
+  CTL_OP_SIGMOID = 8,
+  CTL_OP_RELU = 9,
+  CTL_OP_GELU = 10,      /* x * Phi(x), erf form */
+  CTL_OP_GELU_TANH = 11, /* tanh approximation */
+  CTL_OP_SILU = 12,
+  CTL_OP_SIN = 13,
+  CTL_OP_COS = 14,
+  CTL_OP_RECIPROCAL = 15,
+  /* elementwise binary: 2 inputs, broadcast */
+  CTL_OP_ADD = 32,
+  CTL_OP_SUB = 33,
+  CTL_OP_MUL = 34,
+  CTL_OP_DIV = 35, /* integers: truncates toward zero; x / 0 is 0 */
+  CTL_OP_POW = 36, /* integers: negative exponent gives 0 unless the base is 1 or -1 */
+  CTL_OP_MAXIMUM = 37,
+  CTL_OP_MINIMUM = 38,
+  CTL_OP_EQ = 39, /* comparisons produce bool */
+  CTL_OP_NE = 40,
+  CTL_OP_LT = 41,
+  CTL_OP_LE = 42,
+  CTL_OP_GT = 43,
+  CTL_OP_GE = 44,
+  CTL_OP_WHERE = 45, /* inputs: cond (bool), a, b */
+  /* reductions: attrs ctl_reduce_attrs */
+  CTL_OP_SUM = 64,
+  CTL_OP_MEAN = 65,
+  CTL_OP_MAX = 66,
+  CTL_OP_MIN = 67,
+  CTL_OP_ARGMAX = 68, /* one axis; i64 output; first index wins ties, NaN wins */
+  CTL_OP_ARGMIN = 69,
+  CTL_OP_LOGSUMEXP = 70,
+  /* linear algebra: inputs a (..., M, K), b (..., K, N), optional bias broadcast to
+   * (..., M, N); attrs ctl_matmul_attrs */
+  CTL_OP_MATMUL = 96,
+  /* normalisation: attrs ctl_softmax_attrs / ctl_norm_attrs */
+  CTL_OP_SOFTMAX = 128,
+  CTL_OP_LOG_SOFTMAX = 129,
+  CTL_OP_LAYER_NORM = 130, /* inputs x, weight|NULL, bias|NULL over the last axis;
+                              outputs y and, optionally, mean and rstd (x.shape[:-1], f32
+                              for f16/bf16, else x's dtype) */
+  CTL_OP_RMS_NORM = 131,   /* inputs x, weight|NULL; outputs y and optionally rstd */
+  /* data movement */
+  CTL_OP_COPY = 160,        /* same dtype, any strides in and out */
+  CTL_OP_CAST = 161,        /* attrs ctl_cast_attrs in ctl_op_run; output dtype otherwise */
+  CTL_OP_CONCAT = 162,      /* n inputs; attrs ctl_axis_attrs */
+  CTL_OP_GATHER = 163,      /* inputs x, index (i32|i64, any shape); attrs ctl_axis_attrs;
+                               out = x.shape[:axis] + index.shape + x.shape[axis+1:] */
+  CTL_OP_SCATTER_ADD = 164, /* inputs target, index, src (shaped as gather's output);
+                               out = target with src added at index along axis */
+  CTL_OP_FILL = 165,        /* no inputs; attrs ctl_fill_attrs */
+  CTL_OP_ARANGE = 166,      /* no inputs; 1-D output; attrs ctl_arange_attrs */
+  CTL_OP_RANDOM_UNIFORM = 167, /* no inputs; attrs ctl_random_attrs; float dtypes */
+  CTL_OP_RANDOM_NORMAL = 168
+} ctl_op_id;
+
+/* The op's name ("add", "matmul", ...) or NULL for an unknown id. */
+CTL_EXPORT const char* ctl_op_name(ctl_op_id op);
+
+typedef struct ctl_reduce_attrs {
+  size_t struct_size; /* CTL_REDUCE_ATTRS_STRUCT_SIZE */
+  /* Axes to reduce, negative counts from the end; axis_count 0 reduces every axis. */
+  uint32_t axis_count;
+  int32_t axes[CTL_MAX_RANK];
+  bool keepdims;
+} ctl_reduce_attrs;
+#define CTL_REDUCE_ATTRS_STRUCT_SIZE (offsetof(ctl_reduce_attrs, keepdims) + sizeof(bool))
+
+typedef enum ctl_activation {
+  CTL_ACTIVATION_NONE = 0,
+  CTL_ACTIVATION_RELU = 1,
+  CTL_ACTIVATION_GELU = 2,
+  CTL_ACTIVATION_GELU_TANH = 3
+} ctl_activation;
+
+/* out = activation(alpha * op(a) @ op(b) + beta * out + bias). beta is only meaningful in
+ * ctl_op_run_into; ctl_op_run requires beta == 0. */
+typedef struct ctl_matmul_attrs {
+  size_t struct_size; /* CTL_MATMUL_ATTRS_STRUCT_SIZE */
+  bool transpose_a;
+  bool transpose_b;
+  double alpha; /* a zeroed struct means 1.0: see alpha_set */
+  double beta;
+  ctl_activation activation;
+  bool alpha_set; /* false: alpha is 1 */
+} ctl_matmul_attrs;
+#define CTL_MATMUL_ATTRS_STRUCT_SIZE (offsetof(ctl_matmul_attrs, alpha_set) + sizeof(bool))
+
+typedef struct ctl_axis_attrs {
+  size_t struct_size; /* CTL_AXIS_ATTRS_STRUCT_SIZE */
+  int32_t axis;       /* negative counts from the end */
+} ctl_axis_attrs;
+#define CTL_AXIS_ATTRS_STRUCT_SIZE (offsetof(ctl_axis_attrs, axis) + sizeof(int32_t))
+/* softmax and log_softmax take ctl_axis_attrs; NULL attrs mean the last axis. */
+typedef ctl_axis_attrs ctl_softmax_attrs;
+
+typedef struct ctl_norm_attrs {
+  size_t struct_size; /* CTL_NORM_ATTRS_STRUCT_SIZE */
+  double epsilon;     /* 0 in a zeroed struct means 1e-5 */
+} ctl_norm_attrs;
+#define CTL_NORM_ATTRS_STRUCT_SIZE (offsetof(ctl_norm_attrs, epsilon) + sizeof(double))
+
+typedef struct ctl_cast_attrs {
+  size_t struct_size; /* CTL_CAST_ATTRS_STRUCT_SIZE */
+  ctl_dtype dtype;
+} ctl_cast_attrs;
+#define CTL_CAST_ATTRS_STRUCT_SIZE (offsetof(ctl_cast_attrs, dtype) + sizeof(ctl_dtype))
+
+typedef struct ctl_fill_attrs {
+  size_t struct_size; /* CTL_FILL_ATTRS_STRUCT_SIZE */
+  double value;
+} ctl_fill_attrs;
+#define CTL_FILL_ATTRS_STRUCT_SIZE (offsetof(ctl_fill_attrs, value) + sizeof(double))
+
+typedef struct ctl_arange_attrs {
+  size_t struct_size; /* CTL_ARANGE_ATTRS_STRUCT_SIZE */
+  double start;       /* element i is start + i * step */
+  double step;
+} ctl_arange_attrs;
+#define CTL_ARANGE_ATTRS_STRUCT_SIZE (offsetof(ctl_arange_attrs, step) + sizeof(double))
+
+/* Counter-based (Philox-4x32-10) random numbers: element i of the contiguous output uses
+ * counter offset + i and key seed, so one seed gives the same numbers on every device.
+ * uniform: [a, b). normal: mean a, standard deviation b. */
+typedef struct ctl_random_attrs {
+  size_t struct_size; /* CTL_RANDOM_ATTRS_STRUCT_SIZE */
+  uint64_t seed;
+  uint64_t offset;
+  double a;
+  double b;
+} ctl_random_attrs;
+#define CTL_RANDOM_ATTRS_STRUCT_SIZE (offsetof(ctl_random_attrs, b) + sizeof(double))
+
+/* Runs `op` on the device of its inputs and returns freshly allocated outputs: each
+ * out_tensors[i] receives a new reference. Ops with no inputs (fill, arange, random) need
+ * ctl_op_run_into. Inputs must live on one device. `attrs` may be NULL where the op's
+ * defaults suffice. */
+CTL_EXPORT ctl_status* ctl_op_run(ctl_op_id op, size_t input_count,
+                                  ctl_tensor* const* inputs, const void* attrs,
+                                  size_t output_count, ctl_tensor** out_tensors);
+/* Runs `op` writing into existing `outputs` (any strides; the shape and dtype must be
+ * exactly what the op produces). Outputs must not overlap inputs. */
+CTL_EXPORT ctl_status* ctl_op_run_into(ctl_op_id op, size_t input_count,
+                                       ctl_tensor* const* inputs, const void* attrs,
+                                       size_t output_count, ctl_tensor* const* outputs);
+
+/* Convenience forms of ctl_op_run. *out_tensor: new reference. */
+CTL_EXPORT ctl_status* ctl_op_unary(ctl_op_id op, ctl_tensor* x, ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_op_binary(ctl_op_id op, ctl_tensor* a, ctl_tensor* b,
+                                     ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_op_matmul(ctl_tensor* a, ctl_tensor* b, ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_op_softmax(ctl_tensor* x, int64_t axis, ctl_tensor** out_tensor);
+/* `axes` may be NULL when axis_count is 0 (reduce everything). */
+CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_count,
+                                     const int64_t* axes, bool keepdims,
+                                     ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_op_cast(ctl_tensor* x, ctl_dtype dtype, ctl_tensor** out_tensor);
+
+/* ----------------------------------------------------------------------------------------
+ * DLPack interchange (declared with incomplete types so this header needs no dlpack.h;
+ * include <dlpack/dlpack.h> to use them).
+ * -------------------------------------------------------------------------------------- */
+
+struct DLManagedTensor;
+struct DLManagedTensorVersioned;
+
+/* Exports `tensor` without copying when its device is host-visible, else NOT_SUPPORTED.
+ * The DLManagedTensor holds a reference to the storage; the consumer calls its deleter
+ * exactly once. Strides are kept. */
+CTL_EXPORT ctl_status* ctl_tensor_to_dlpack(ctl_tensor* tensor,
+                                            struct DLManagedTensor** out_managed);
+/* The same in DLPack 1.x's versioned form (version 1.0). */
+CTL_EXPORT ctl_status* ctl_tensor_to_dlpack_versioned(
+    ctl_tensor* tensor, struct DLManagedTensorVersioned** out_managed);
+/* Imports host memory (kDLCPU / kDLCUDAHost) onto `device`, which must be host-visible:
+ * zero-copy, strides kept. On success Catalyst owns `managed` and calls its deleter
+ * exactly once when the last tensor using it is released; on failure ownership stays
+ * with the caller. *out_tensor: new reference. */
+CTL_EXPORT ctl_status* ctl_tensor_from_dlpack(ctl_device* device,
+                                              struct DLManagedTensor* managed,
+                                              ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_tensor_from_dlpack_versioned(
+    ctl_device* device, struct DLManagedTensorVersioned* managed, ctl_tensor** out_tensor);
+
+/* ----------------------------------------------------------------------------------------
+ * Version
+ * -------------------------------------------------------------------------------------- */
+
+/* The ABI version the loaded library implements. */
+CTL_EXPORT void ctl_abi_version(uint32_t* out_major, uint32_t* out_minor);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CATALYST_H_ */

@@ -1,0 +1,216 @@
+// dispatch.cpp — ctl_op_run and ctl_op_run_into: prepare the call (op_schema.cpp),
+// allocate or check the outputs, and submit it to the device's plugin.
+#include "dispatch.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "c_guard.h"
+#include "op_schema.h"
+#include "status.h"
+#include "tensor.h"
+
+namespace catalyst {
+namespace {
+
+// Byte range [begin, end) of a tensor inside its storage.
+std::pair<uint64_t, uint64_t> byte_range(const ctl_tensor* tensor) {
+  const Layout& l = tensor->layout;
+  const uint64_t begin = static_cast<uint64_t>(l.offset) * ctl_dtype_size(l.dtype);
+  return {begin, std::max(begin, extent_bytes(l))};
+}
+
+bool overlaps(const ctl_tensor* a, const ctl_tensor* b) {
+  if (a->storage != b->storage) return false;
+  const auto [a0, a1] = byte_range(a);
+  const auto [b0, b1] = byte_range(b);
+  return a0 < b1 && b0 < a1;
+}
+
+// Checks a caller's output tensors against what the op produces.
+ctl_status* check_outputs(const PreparedOp& prepared, size_t output_count, ctl_tensor* const* outputs) {
+  const char* name = op_name(prepared.op);
+  CTL_CHECK_ARG(outputs, "%s: argument 'outputs' is NULL", name);
+  for (size_t i = 0; i < output_count; ++i) {
+    const OutputSpec& spec = prepared.outputs[i];
+    if (!spec.present) continue;  // an optional output the caller did not ask for
+    const std::string argument = "outputs[" + std::to_string(i) + "]";
+    if (ctl_status* status = check_tensor(outputs[i], argument.c_str())) return annotate(status, name);
+    const Layout& l = outputs[i]->layout;
+    CTL_CHECK_ARG(outputs[i]->device() == prepared.device, "%s: outputs[%zu] is on device %s, not %s", name, i,
+                  outputs[i]->device()->label.c_str(), prepared.device->label.c_str());
+    CTL_CHECK_ARG(l.dtype == spec.dtype, "%s: outputs[%zu] has dtype %s but the op produces %s", name, i,
+                  ctl_dtype_name(l.dtype), ctl_dtype_name(spec.dtype));
+    const bool same_shape =
+        l.rank == spec.rank && std::equal(spec.shape.begin(), spec.shape.begin() + spec.rank, l.shape.begin());
+    if (!same_shape) {
+      std::string want, have;
+      for (uint32_t d = 0; d < spec.rank; ++d) want += (d ? "x" : "") + std::to_string(spec.shape[d]);
+      for (uint32_t d = 0; d < l.rank; ++d) have += (d ? "x" : "") + std::to_string(l.shape[d]);
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[%zu] has shape [%s] but the op produces [%s]",
+                         name, i, have.c_str(), want.c_str());
+    }
+    for (uint32_t d = 0; d < l.rank; ++d) {
+      CTL_CHECK_ARG(l.strides[d] != 0 || l.shape[d] <= 1,
+                    "%s: outputs[%zu] is a broadcast view (stride 0 on axis %u); outputs need distinct elements",
+                    name, i, d);
+    }
+    for (size_t k = 0; k < prepared.inputs.size(); ++k) {
+      if (prepared.inputs[k] && overlaps(outputs[i], prepared.inputs[k])) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[%zu] overlaps inputs[%zu] in memory", name, i,
+                           k);
+      }
+    }
+    for (size_t k = 0; k < i; ++k) {
+      if (outputs[k] && overlaps(outputs[i], outputs[k])) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[%zu] overlaps outputs[%zu]", name, i, k);
+      }
+    }
+  }
+  return nullptr;
+}
+
+// Builds the plugin call and runs it on the device's default stream.
+ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* const* outputs) {
+  ctl_device* device = prepared.device;
+  std::vector<const ctl_tensor_view*> input_pointers(prepared.input_views.size());
+  for (size_t i = 0; i < input_pointers.size(); ++i) {
+    input_pointers[i] = prepared.input_present[i] ? &prepared.input_views[i] : nullptr;
+  }
+  std::vector<ctl_tensor_view> output_views(output_count);
+  std::vector<const ctl_tensor_view*> output_pointers(output_count);
+  for (size_t i = 0; i < output_count; ++i) {
+    if (!outputs[i]) continue;
+    if (ctl_dtype_size(outputs[i]->layout.dtype) && !(device->dtype_mask & CTL_DTYPE_BIT(outputs[i]->layout.dtype))) {
+      return make_status(CTL_STATUS_UNSUPPORTED, "%s: device %s does not support dtype %s (outputs[%zu])",
+                         op_name(prepared.op), device->label.c_str(), ctl_dtype_name(outputs[i]->layout.dtype), i);
+    }
+    output_views[i] = output_view(prepared, outputs[i]);
+    output_pointers[i] = &output_views[i];
+  }
+  ctl_op_call call{};
+  call.struct_size = sizeof call;
+  call.op = prepared.op;
+  call.input_count = static_cast<uint32_t>(input_pointers.size());
+  call.inputs = input_pointers.data();
+  call.output_count = static_cast<uint32_t>(output_count);
+  call.outputs = output_pointers.data();
+  call.attrs = prepared.has_attrs ? static_cast<const void*>(&prepared.attrs) : nullptr;
+  const ctl_plugin_api& api = device->api();
+  if (api.op_supports) {
+    if (ctl_status* status = api.op_supports(device->handle, &call)) {
+      if (ctl_status_get_code(status) == CTL_STATUS_UNSUPPORTED) {
+        return annotate(status, std::string(op_name(prepared.op)) + " on " + device->label);
+      }
+      return status;
+    }
+  }
+  std::lock_guard lock(device->stream_mutex);
+  ctl_status* status = api.op_execute(device->stream, &call);
+  return status ? annotate(status, std::string(op_name(prepared.op)) + " on " + device->label) : nullptr;
+}
+
+}  // namespace
+
+ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                   size_t output_count, ctl_tensor** out_tensors) {
+  CTL_CHECK_ARG(out_tensors || output_count == 0, "argument 'out_tensors' is NULL");
+  PreparedOp prepared;
+  CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, nullptr, true, &prepared));
+  std::vector<ctl_tensor*> outputs(output_count, nullptr);
+  auto release_all = [&] {
+    for (ctl_tensor* t : outputs) ctl_tensor_release(t);
+  };
+  for (size_t i = 0; i < output_count; ++i) {
+    const OutputSpec& spec = prepared.outputs[i];
+    if (ctl_status* status = allocate_tensor(prepared.device, spec.dtype, spec.rank, spec.shape.data(), &outputs[i])) {
+      release_all();
+      return status;
+    }
+  }
+  if (ctl_status* status = submit(prepared, output_count, outputs.data())) {
+    release_all();
+    return status;
+  }
+  std::copy(outputs.begin(), outputs.end(), out_tensors);
+  return nullptr;
+}
+
+ctl_status* run_op_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                        size_t output_count, ctl_tensor* const* outputs) {
+  PreparedOp prepared;
+  CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, outputs, false, &prepared));
+  CTL_RETURN_IF_ERROR(check_outputs(prepared, output_count, outputs));
+  return submit(prepared, output_count, outputs);
+}
+
+}  // namespace catalyst
+
+using namespace catalyst;
+
+extern "C" {
+
+CTL_EXPORT const char* ctl_op_name(ctl_op_id op) { return op_name(op); }
+
+CTL_EXPORT ctl_status* ctl_op_run(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                                  size_t output_count, ctl_tensor** out_tensors) {
+  return guard([&] { return run_op(op, input_count, inputs, attrs, output_count, out_tensors); });
+}
+
+CTL_EXPORT ctl_status* ctl_op_run_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs,
+                                       const void* attrs, size_t output_count, ctl_tensor* const* outputs) {
+  return guard([&] { return run_op_into(op, input_count, inputs, attrs, output_count, outputs); });
+}
+
+CTL_EXPORT ctl_status* ctl_op_unary(ctl_op_id op, ctl_tensor* x, ctl_tensor** out_tensor) {
+  return guard([&] { return run_op(op, 1, &x, nullptr, 1, out_tensor); });
+}
+
+CTL_EXPORT ctl_status* ctl_op_binary(ctl_op_id op, ctl_tensor* a, ctl_tensor* b, ctl_tensor** out_tensor) {
+  return guard([&] {
+    ctl_tensor* inputs[2] = {a, b};
+    return run_op(op, 2, inputs, nullptr, 1, out_tensor);
+  });
+}
+
+CTL_EXPORT ctl_status* ctl_op_matmul(ctl_tensor* a, ctl_tensor* b, ctl_tensor** out_tensor) {
+  return ctl_op_binary(CTL_OP_MATMUL, a, b, out_tensor);
+}
+
+CTL_EXPORT ctl_status* ctl_op_softmax(ctl_tensor* x, int64_t axis, ctl_tensor** out_tensor) {
+  return guard([&]() -> ctl_status* {
+    CTL_CHECK_ARG(axis >= INT32_MIN && axis <= INT32_MAX, "argument 'axis' is %lld, out of range",
+                  static_cast<long long>(axis));
+    ctl_softmax_attrs attrs{CTL_AXIS_ATTRS_STRUCT_SIZE, static_cast<int32_t>(axis)};
+    return run_op(CTL_OP_SOFTMAX, 1, &x, &attrs, 1, out_tensor);
+  });
+}
+
+CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_count, const int64_t* axes,
+                                     bool keepdims, ctl_tensor** out_tensor) {
+  return guard([&]() -> ctl_status* {
+    CTL_CHECK_ARG(axis_count <= CTL_MAX_RANK, "argument 'axis_count' is %zu; at most %d", axis_count, CTL_MAX_RANK);
+    CTL_CHECK_ARG(axis_count == 0 || axes, "argument 'axes' is NULL but axis_count is %zu", axis_count);
+    CTL_CHECK_ARG(op >= CTL_OP_SUM && op <= CTL_OP_LOGSUMEXP, "argument 'op' is %d, not a reduction",
+                  static_cast<int>(op));
+    ctl_reduce_attrs attrs{};
+    attrs.struct_size = CTL_REDUCE_ATTRS_STRUCT_SIZE;
+    attrs.axis_count = static_cast<uint32_t>(axis_count);
+    for (size_t i = 0; i < axis_count; ++i) {
+      CTL_CHECK_ARG(axes[i] >= -CTL_MAX_RANK && axes[i] < CTL_MAX_RANK, "axes[%zu] is %lld, out of range", i,
+                    static_cast<long long>(axes[i]));
+      attrs.axes[i] = static_cast<int32_t>(axes[i]);
+    }
+    attrs.keepdims = keepdims;
+    return run_op(op, 1, &x, &attrs, 1, out_tensor);
+  });
+}
+
+CTL_EXPORT ctl_status* ctl_op_cast(ctl_tensor* x, ctl_dtype dtype, ctl_tensor** out_tensor) {
+  return guard([&] {
+    ctl_cast_attrs attrs{CTL_CAST_ATTRS_STRUCT_SIZE, dtype};
+    return run_op(CTL_OP_CAST, 1, &x, &attrs, 1, out_tensor);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,735 @@
+// op_schema.cpp — validation, output inference and normalisation of every op (see
+// op_schema.h and docs/ops.md). Every failure names the argument and the value at fault.
+#include "op_schema.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "status.h"
+
+namespace catalyst {
+namespace {
+
+enum class Family { kUnary, kBinary, kCompare, kWhere, kReduce, kMatmul, kSoftmax, kLayerNorm, kRmsNorm,
+                    kCopy, kCast, kConcat, kGather, kScatterAdd, kCreate };
+enum class Dtypes { kFloat, kNumeric, kAll, kMatmul };
+
+struct OpInfo {
+  ctl_op_id op;
+  const char* name;
+  Family family;
+  Dtypes dtypes;
+};
+
+constexpr OpInfo kOps[] = {
+    {CTL_OP_NEG, "neg", Family::kUnary, Dtypes::kNumeric},
+    {CTL_OP_ABS, "abs", Family::kUnary, Dtypes::kNumeric},
+    {CTL_OP_EXP, "exp", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_LOG, "log", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_SQRT, "sqrt", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_RSQRT, "rsqrt", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_TANH, "tanh", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_SIGMOID, "sigmoid", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_RELU, "relu", Family::kUnary, Dtypes::kNumeric},
+    {CTL_OP_GELU, "gelu", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_GELU_TANH, "gelu_tanh", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_SILU, "silu", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_SIN, "sin", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_COS, "cos", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_RECIPROCAL, "reciprocal", Family::kUnary, Dtypes::kFloat},
+    {CTL_OP_ADD, "add", Family::kBinary, Dtypes::kNumeric},
+    {CTL_OP_SUB, "sub", Family::kBinary, Dtypes::kNumeric},
+    {CTL_OP_MUL, "mul", Family::kBinary, Dtypes::kNumeric},
+    {CTL_OP_DIV, "div", Family::kBinary, Dtypes::kNumeric},
+    {CTL_OP_POW, "pow", Family::kBinary, Dtypes::kNumeric},
+    {CTL_OP_MAXIMUM, "maximum", Family::kBinary, Dtypes::kNumeric},
+    {CTL_OP_MINIMUM, "minimum", Family::kBinary, Dtypes::kNumeric},
+    {CTL_OP_EQ, "eq", Family::kCompare, Dtypes::kAll},
+    {CTL_OP_NE, "ne", Family::kCompare, Dtypes::kAll},
+    {CTL_OP_LT, "lt", Family::kCompare, Dtypes::kAll},
+    {CTL_OP_LE, "le", Family::kCompare, Dtypes::kAll},
+    {CTL_OP_GT, "gt", Family::kCompare, Dtypes::kAll},
+    {CTL_OP_GE, "ge", Family::kCompare, Dtypes::kAll},
+    {CTL_OP_WHERE, "where", Family::kWhere, Dtypes::kAll},
+    {CTL_OP_SUM, "sum", Family::kReduce, Dtypes::kNumeric},
+    {CTL_OP_MEAN, "mean", Family::kReduce, Dtypes::kFloat},
+    {CTL_OP_MAX, "max", Family::kReduce, Dtypes::kNumeric},
+    {CTL_OP_MIN, "min", Family::kReduce, Dtypes::kNumeric},
+    {CTL_OP_ARGMAX, "argmax", Family::kReduce, Dtypes::kNumeric},
+    {CTL_OP_ARGMIN, "argmin", Family::kReduce, Dtypes::kNumeric},
+    {CTL_OP_LOGSUMEXP, "logsumexp", Family::kReduce, Dtypes::kFloat},
+    {CTL_OP_MATMUL, "matmul", Family::kMatmul, Dtypes::kMatmul},
+    {CTL_OP_SOFTMAX, "softmax", Family::kSoftmax, Dtypes::kFloat},
+    {CTL_OP_LOG_SOFTMAX, "log_softmax", Family::kSoftmax, Dtypes::kFloat},
+    {CTL_OP_LAYER_NORM, "layer_norm", Family::kLayerNorm, Dtypes::kFloat},
+    {CTL_OP_RMS_NORM, "rms_norm", Family::kRmsNorm, Dtypes::kFloat},
+    {CTL_OP_COPY, "copy", Family::kCopy, Dtypes::kAll},
+    {CTL_OP_CAST, "cast", Family::kCast, Dtypes::kAll},
+    {CTL_OP_CONCAT, "concat", Family::kConcat, Dtypes::kAll},
+    {CTL_OP_GATHER, "gather", Family::kGather, Dtypes::kAll},
+    {CTL_OP_SCATTER_ADD, "scatter_add", Family::kScatterAdd, Dtypes::kNumeric},
+    {CTL_OP_FILL, "fill", Family::kCreate, Dtypes::kAll},
+    {CTL_OP_ARANGE, "arange", Family::kCreate, Dtypes::kNumeric},
+    {CTL_OP_RANDOM_UNIFORM, "random_uniform", Family::kCreate, Dtypes::kFloat},
+    {CTL_OP_RANDOM_NORMAL, "random_normal", Family::kCreate, Dtypes::kFloat},
+};
+
+const OpInfo* find_op(ctl_op_id op) {
+  for (const auto& info : kOps) {
+    if (info.op == op) return &info;
+  }
+  return nullptr;
+}
+
+bool is_float(ctl_dtype d) {
+  return d == CTL_DTYPE_F32 || d == CTL_DTYPE_F64 || d == CTL_DTYPE_F16 || d == CTL_DTYPE_BF16;
+}
+
+bool dtype_allowed(Dtypes rule, ctl_dtype d) {
+  switch (rule) {
+    case Dtypes::kFloat: return is_float(d);
+    case Dtypes::kNumeric: return d != CTL_DTYPE_BOOL;
+    case Dtypes::kAll: return true;
+    case Dtypes::kMatmul: return is_float(d) || d == CTL_DTYPE_I32 || d == CTL_DTYPE_I64;
+  }
+  return false;
+}
+
+const char* rule_words(Dtypes rule) {
+  switch (rule) {
+    case Dtypes::kFloat: return "a floating dtype (f32, f64, f16, bf16)";
+    case Dtypes::kNumeric: return "a numeric dtype (not bool)";
+    case Dtypes::kAll: return "any dtype";
+    case Dtypes::kMatmul: return "a floating dtype, i32 or i64";
+  }
+  return "";
+}
+
+// Copies a caller's attribute struct (possibly an older, smaller or newer, larger one)
+// into a zeroed current struct.
+template <typename T>
+ctl_status* read_attrs(const OpInfo& info, const void* attrs, size_t minimum, T* out) {
+  std::memset(out, 0, sizeof *out);
+  out->struct_size = sizeof(T);
+  if (!attrs) return nullptr;
+  const size_t size = *static_cast<const size_t*>(attrs);
+  if (size < minimum) {
+    return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                       "attrs->struct_size is %zu, smaller than the %zu bytes %s's attribute struct needs", size,
+                       minimum, info.name);
+  }
+  std::memcpy(out, attrs, std::min(size, sizeof(T)));
+  out->struct_size = sizeof(T);
+  return nullptr;
+}
+
+ctl_status* normalize_axis(const OpInfo& info, int64_t axis, uint32_t rank, const char* what, int32_t* out) {
+  if (axis < -static_cast<int64_t>(rank) || axis >= static_cast<int64_t>(rank)) {
+    return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: %s is %lld, out of range for an input of rank %u",
+                       info.name, what, static_cast<long long>(axis), rank);
+  }
+  *out = static_cast<int32_t>(axis < 0 ? axis + rank : axis);
+  return nullptr;
+}
+
+// NumPy broadcasting of `shape` into `result` (both right-aligned).
+ctl_status* broadcast_into(const OpInfo& info, const Layout& layout, size_t index, OutputSpec* result) {
+  const uint32_t rank = std::max(result->rank, layout.rank);
+  std::array<int64_t, CTL_MAX_RANK> shape{};
+  for (uint32_t i = 0; i < rank; ++i) {
+    const int64_t a = i < rank - result->rank ? 1 : result->shape[i - (rank - result->rank)];
+    const int64_t b = i < rank - layout.rank ? 1 : layout.shape[i - (rank - layout.rank)];
+    if (a != b && a != 1 && b != 1) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "%s: input %zu has size %lld on axis %u, which does not broadcast with size %lld",
+                         info.name, index, static_cast<long long>(b), i, static_cast<long long>(a));
+    }
+    shape[i] = a == 1 ? b : a;
+  }
+  result->rank = rank;
+  result->shape = shape;
+  return nullptr;
+}
+
+// The view of `tensor` broadcast to `shape` (right-aligned, stride 0 on new or size-1 axes).
+ctl_tensor_view broadcast_view(const ctl_tensor* tensor, uint32_t rank, const int64_t* shape) {
+  ctl_tensor_view view = to_view(tensor);
+  const Layout& layout = tensor->layout;
+  const uint32_t lead = rank - layout.rank;
+  view.rank = rank;
+  for (uint32_t i = 0; i < rank; ++i) {
+    const bool is_new = i < lead;
+    const int64_t have = is_new ? 1 : layout.shape[i - lead];
+    view.shape[i] = shape[i];
+    view.strides[i] = (is_new || (have == 1 && shape[i] != 1)) ? 0 : layout.strides[i - lead];
+  }
+  return view;
+}
+
+OutputSpec spec_of(ctl_dtype dtype, uint32_t rank, const int64_t* shape) {
+  OutputSpec spec;
+  spec.present = true;
+  spec.dtype = dtype;
+  spec.rank = rank;
+  std::copy_n(shape, rank, spec.shape.begin());
+  return spec;
+}
+
+class Preparer {
+ public:
+  Preparer(const OpInfo& info, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+           size_t output_count, ctl_tensor* const* outputs, bool allocating, PreparedOp* out)
+      : info_(info), input_count_(input_count), inputs_(inputs), attrs_(attrs), output_count_(output_count),
+        outputs_(outputs), allocating_(allocating), out_(out) {}
+
+  ctl_status* run() {
+    out_->op = info_.op;
+    switch (info_.family) {
+      case Family::kUnary:
+      case Family::kCopy: return unary();
+      case Family::kBinary:
+      case Family::kCompare:
+      case Family::kWhere: return elementwise();
+      case Family::kReduce: return reduce();
+      case Family::kMatmul: return matmul();
+      case Family::kSoftmax: return softmax();
+      case Family::kLayerNorm:
+      case Family::kRmsNorm: return normalization();
+      case Family::kCast: return cast();
+      case Family::kConcat: return concat();
+      case Family::kGather:
+      case Family::kScatterAdd: return gather_scatter();
+      case Family::kCreate: return create();
+    }
+    return make_status(CTL_STATUS_INTERNAL, "%s: no schema", info_.name);
+  }
+
+ private:
+  ctl_status* arity(size_t min_inputs, size_t max_inputs, size_t min_outputs, size_t max_outputs) {
+    if (input_count_ < min_inputs || input_count_ > max_inputs) {
+      if (min_inputs == max_inputs) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s takes %zu inputs; input_count is %zu", info_.name,
+                           min_inputs, input_count_);
+      }
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s takes %zu to %zu inputs; input_count is %zu",
+                         info_.name, min_inputs, max_inputs, input_count_);
+    }
+    if (input_count_ > 0 && !inputs_) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: argument 'inputs' is NULL", info_.name);
+    }
+    if (output_count_ < min_outputs || output_count_ > max_outputs) {
+      if (min_outputs == max_outputs) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s produces %zu outputs; output_count is %zu",
+                           info_.name, min_outputs, output_count_);
+      }
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s produces %zu to %zu outputs; output_count is %zu",
+                         info_.name, min_outputs, max_outputs, output_count_);
+    }
+    out_->input_views.assign(input_count_, ctl_tensor_view{});
+    out_->input_present.assign(input_count_, false);
+    out_->inputs.assign(input_count_, nullptr);
+    return nullptr;
+  }
+
+  // Checks input `i` (optional inputs may be NULL) and that all inputs share a device.
+  ctl_status* input(size_t i, bool optional = false) {
+    const ctl_tensor* tensor = inputs_[i];
+    if (!tensor && optional) return nullptr;
+    const std::string name = "inputs[" + std::to_string(i) + "]";
+    if (ctl_status* status = check_tensor(tensor, name.c_str())) {
+      return annotate(status, info_.name);
+    }
+    if (!out_->device) {
+      out_->device = tensor->device();
+    } else if (out_->device != tensor->device()) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "%s: inputs[%zu] is on device %s but earlier inputs are on %s; move it with "
+                         "ctl_tensor_to_device",
+                         info_.name, i, tensor->device()->label.c_str(), out_->device->label.c_str());
+    }
+    out_->input_present[i] = true;
+    out_->inputs[i] = tensor;
+    out_->input_views[i] = to_view(tensor);
+    return nullptr;
+  }
+
+  ctl_status* all_inputs() {
+    for (size_t i = 0; i < input_count_; ++i) CTL_RETURN_IF_ERROR(input(i));
+    return nullptr;
+  }
+
+  const Layout& layout(size_t i) const { return inputs_[i]->layout; }
+
+  ctl_status* dtype_rule(size_t i) {
+    const ctl_dtype d = layout(i).dtype;
+    if (!dtype_allowed(info_.dtypes, d)) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: inputs[%zu] has dtype %s; %s needs %s", info_.name, i,
+                         ctl_dtype_name(d), info_.name, rule_words(info_.dtypes));
+    }
+    return nullptr;
+  }
+
+  ctl_status* same_dtype(size_t i, size_t j) {
+    if (layout(i).dtype != layout(j).dtype) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "%s: inputs[%zu] is %s but inputs[%zu] is %s; cast one first (no implicit promotion)",
+                         info_.name, j, ctl_dtype_name(layout(j).dtype), i, ctl_dtype_name(layout(i).dtype));
+    }
+    return nullptr;
+  }
+
+  ctl_status* no_attrs_needed() { return nullptr; }
+
+  ctl_status* unary() {
+    CTL_RETURN_IF_ERROR(arity(1, 1, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    out_->outputs = {spec_of(layout(0).dtype, layout(0).rank, layout(0).shape.data())};
+    return nullptr;
+  }
+
+  ctl_status* elementwise() {
+    const bool is_where = info_.family == Family::kWhere;
+    const size_t n = is_where ? 3 : 2;
+    CTL_RETURN_IF_ERROR(arity(n, n, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    const size_t first = is_where ? 1 : 0;
+    if (is_where && layout(0).dtype != CTL_DTYPE_BOOL) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "where: inputs[0] (the condition) has dtype %s; it must be bool",
+                         ctl_dtype_name(layout(0).dtype));
+    }
+    CTL_RETURN_IF_ERROR(dtype_rule(first));
+    CTL_RETURN_IF_ERROR(same_dtype(first, first + 1));
+    OutputSpec spec;
+    spec.present = true;
+    for (size_t i = 0; i < n; ++i) CTL_RETURN_IF_ERROR(broadcast_into(info_, layout(i), i, &spec));
+    spec.dtype = info_.family == Family::kCompare ? CTL_DTYPE_BOOL : layout(first).dtype;
+    CTL_RETURN_IF_ERROR(check_shape(spec.rank, spec.shape.data(), spec.dtype, "broadcast output shape"));
+    for (size_t i = 0; i < n; ++i) out_->input_views[i] = broadcast_view(inputs_[i], spec.rank, spec.shape.data());
+    out_->outputs = {spec};
+    return nullptr;
+  }
+
+  ctl_status* reduce() {
+    CTL_RETURN_IF_ERROR(arity(1, 1, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    ctl_reduce_attrs& a = out_->attrs.reduce;
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_REDUCE_ATTRS_STRUCT_SIZE, &a));
+    out_->has_attrs = true;
+    const Layout& x = layout(0);
+    const bool is_arg = info_.op == CTL_OP_ARGMAX || info_.op == CTL_OP_ARGMIN;
+    if (a.axis_count > CTL_MAX_RANK) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: attrs->axis_count is %u; at most %d axes", info_.name,
+                         a.axis_count, CTL_MAX_RANK);
+    }
+    if (is_arg && a.axis_count != 1) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: attrs->axis_count is %u; %s takes exactly one axis",
+                         info_.name, a.axis_count, info_.name);
+    }
+    uint32_t mask = 0;
+    for (uint32_t i = 0; i < a.axis_count; ++i) {
+      int32_t axis = 0;
+      CTL_RETURN_IF_ERROR(normalize_axis(info_, a.axes[i], x.rank, "attrs->axes entry", &axis));
+      if (mask & (1u << axis)) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: attrs->axes names axis %d twice", info_.name, axis);
+      }
+      mask |= 1u << axis;
+    }
+    if (a.axis_count == 0) mask = x.rank ? (1u << x.rank) - 1 : 0;
+    a.axis_count = 0;
+    for (uint32_t axis = 0; axis < x.rank; ++axis) {
+      if (!(mask & (1u << axis))) continue;
+      a.axes[a.axis_count++] = static_cast<int32_t>(axis);
+      const bool needs_values = info_.op == CTL_OP_MAX || info_.op == CTL_OP_MIN || is_arg;
+      if (needs_values && x.shape[axis] == 0) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: axis %u has size 0; %s of nothing is undefined",
+                           info_.name, axis, info_.name);
+      }
+    }
+    OutputSpec spec;
+    spec.present = true;
+    spec.dtype = is_arg ? CTL_DTYPE_I64 : x.dtype;
+    for (uint32_t axis = 0; axis < x.rank; ++axis) {
+      if (!(mask & (1u << axis))) {
+        spec.shape[spec.rank++] = x.shape[axis];
+      } else if (a.keepdims) {
+        spec.shape[spec.rank++] = 1;
+      }
+    }
+    out_->keepdims_mask = a.keepdims ? 0 : mask;
+    out_->reduce_input_rank = x.rank;
+    out_->outputs = {spec};
+    return nullptr;
+  }
+
+  ctl_status* matmul() {
+    CTL_RETURN_IF_ERROR(arity(2, 3, 1, 1));
+    CTL_RETURN_IF_ERROR(input(0));
+    CTL_RETURN_IF_ERROR(input(1));
+    if (input_count_ == 3) CTL_RETURN_IF_ERROR(input(2, true));
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    CTL_RETURN_IF_ERROR(same_dtype(0, 1));
+    ctl_matmul_attrs& m = out_->attrs.matmul;
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_MATMUL_ATTRS_STRUCT_SIZE, &m));
+    out_->has_attrs = true;
+    if (!m.alpha_set) m.alpha = 1.0;
+    m.alpha_set = true;
+    if (allocating_ && m.beta != 0.0) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "matmul: attrs->beta is %g but ctl_op_run has no existing output to scale; use "
+                         "ctl_op_run_into",
+                         m.beta);
+    }
+    if (m.activation < CTL_ACTIVATION_NONE || m.activation > CTL_ACTIVATION_GELU_TANH) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "matmul: attrs->activation is %d, not a ctl_activation",
+                         static_cast<int>(m.activation));
+    }
+    const ctl_dtype dtype = layout(0).dtype;
+    if (m.activation != CTL_ACTIVATION_NONE && !is_float(dtype)) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "matmul: an activation needs a floating dtype, not %s",
+                         ctl_dtype_name(dtype));
+    }
+    ctl_tensor_view views[2];
+    for (int k = 0; k < 2; ++k) {
+      const Layout& l = layout(k);
+      if (l.rank < 2) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                           "matmul: inputs[%d] has rank %u; matmul needs rank >= 2 (reshape a vector to 1xN)", k,
+                           l.rank);
+      }
+      views[k] = to_view(inputs_[k]);
+      const bool transpose = k == 0 ? m.transpose_a : m.transpose_b;
+      if (transpose) {
+        std::swap(views[k].shape[l.rank - 1], views[k].shape[l.rank - 2]);
+        std::swap(views[k].strides[l.rank - 1], views[k].strides[l.rank - 2]);
+      }
+    }
+    const int64_t M = views[0].shape[views[0].rank - 2], K = views[0].shape[views[0].rank - 1];
+    const int64_t K2 = views[1].shape[views[1].rank - 2], N = views[1].shape[views[1].rank - 1];
+    if (K != K2) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "matmul: inner dimensions differ: a is ...x%lldx%lld and b is ...x%lldx%lld (after "
+                         "transposes)",
+                         static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(K2),
+                         static_cast<long long>(N));
+    }
+    // Broadcast the batch axes of a and b.
+    OutputSpec batch;
+    for (int k = 0; k < 2; ++k) {
+      Layout l;
+      l.rank = views[k].rank - 2;
+      std::copy_n(views[k].shape, l.rank, l.shape.begin());
+      CTL_RETURN_IF_ERROR(broadcast_into(info_, l, k, &batch));
+    }
+    OutputSpec spec = batch;
+    spec.present = true;
+    spec.dtype = dtype;
+    spec.rank = batch.rank + 2;
+    if (spec.rank > CTL_MAX_RANK) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "matmul: the output would have rank %u", spec.rank);
+    }
+    spec.shape[batch.rank] = M;
+    spec.shape[batch.rank + 1] = N;
+    CTL_RETURN_IF_ERROR(check_shape(spec.rank, spec.shape.data(), dtype, "matmul output shape"));
+    for (int k = 0; k < 2; ++k) {
+      ctl_tensor_view v = views[k];
+      const uint32_t lead = batch.rank - (v.rank - 2);
+      ctl_tensor_view b = v;
+      b.rank = spec.rank;
+      for (uint32_t i = 0; i < batch.rank; ++i) {
+        const bool is_new = i < lead;
+        const int64_t have = is_new ? 1 : v.shape[i - lead];
+        b.shape[i] = batch.shape[i];
+        b.strides[i] = (is_new || (have == 1 && batch.shape[i] != 1)) ? 0 : v.strides[i - lead];
+      }
+      for (uint32_t i = 0; i < 2; ++i) {
+        b.shape[batch.rank + i] = v.shape[v.rank - 2 + i];
+        b.strides[batch.rank + i] = v.strides[v.rank - 2 + i];
+      }
+      out_->input_views[k] = b;
+    }
+    if (input_count_ == 3 && inputs_[2]) {
+      CTL_RETURN_IF_ERROR(same_dtype(0, 2));
+      OutputSpec check = spec;
+      CTL_RETURN_IF_ERROR(broadcast_into(info_, layout(2), 2, &check));
+      if (check.rank != spec.rank || check.shape != spec.shape) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                           "matmul: inputs[2] (bias) does not broadcast to the output shape without enlarging it");
+      }
+      out_->input_views[2] = broadcast_view(inputs_[2], spec.rank, spec.shape.data());
+    }
+    m.transpose_a = m.transpose_b = false;
+    out_->outputs = {spec};
+    return nullptr;
+  }
+
+  ctl_status* softmax() {
+    CTL_RETURN_IF_ERROR(arity(1, 1, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    ctl_axis_attrs& a = out_->attrs.axis;
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_AXIS_ATTRS_STRUCT_SIZE, &a));
+    if (!attrs_) a.axis = -1;
+    out_->has_attrs = true;
+    CTL_RETURN_IF_ERROR(normalize_axis(info_, a.axis, layout(0).rank, "attrs->axis", &a.axis));
+    out_->outputs = {spec_of(layout(0).dtype, layout(0).rank, layout(0).shape.data())};
+    return nullptr;
+  }
+
+  ctl_status* normalization() {
+    const bool layer = info_.family == Family::kLayerNorm;
+    const size_t max_inputs = layer ? 3 : 2;
+    const size_t max_outputs = layer ? 3 : 2;
+    CTL_RETURN_IF_ERROR(arity(1, max_inputs, 1, max_outputs));
+    if (allocating_ && output_count_ != 1 && output_count_ != max_outputs) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: output_count is %zu; ask for 1 or %zu outputs",
+                         info_.name, output_count_, max_outputs);
+    }
+    CTL_RETURN_IF_ERROR(input(0));
+    for (size_t i = 1; i < input_count_; ++i) CTL_RETURN_IF_ERROR(input(i, true));
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    const Layout& x = layout(0);
+    if (x.rank < 1) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: inputs[0] is a scalar; it needs rank >= 1", info_.name);
+    }
+    const int64_t n = x.shape[x.rank - 1];
+    for (size_t i = 1; i < input_count_; ++i) {
+      if (!inputs_[i]) continue;
+      CTL_RETURN_IF_ERROR(same_dtype(0, i));
+      const Layout& p = layout(i);
+      if (p.rank != 1 || p.shape[0] != n) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                           "%s: inputs[%zu] (%s) must be 1-D of length %lld, the size of the last axis",
+                           info_.name, i, i == 1 ? "weight" : "bias", static_cast<long long>(n));
+      }
+    }
+    ctl_norm_attrs& a = out_->attrs.norm;
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_NORM_ATTRS_STRUCT_SIZE, &a));
+    out_->has_attrs = true;
+    if (!(a.epsilon >= 0.0)) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: attrs->epsilon is %g; it must be >= 0", info_.name,
+                         a.epsilon);
+    }
+    if (a.epsilon == 0.0) a.epsilon = 1e-5;
+    const ctl_dtype stat = (x.dtype == CTL_DTYPE_F16 || x.dtype == CTL_DTYPE_BF16) ? CTL_DTYPE_F32 : x.dtype;
+    out_->outputs = {spec_of(x.dtype, x.rank, x.shape.data())};
+    for (size_t i = 1; i < output_count_; ++i) {
+      OutputSpec s = spec_of(stat, x.rank - 1, x.shape.data());
+      s.present = allocating_ || (outputs_ && outputs_[i]);
+      out_->outputs.push_back(s);
+    }
+    return nullptr;
+  }
+
+  ctl_status* cast() {
+    CTL_RETURN_IF_ERROR(arity(1, 1, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    ctl_cast_attrs& a = out_->attrs.cast;
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_CAST_ATTRS_STRUCT_SIZE, &a));
+    out_->has_attrs = true;
+    if (!attrs_) {
+      if (allocating_) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                           "cast: attrs is NULL; pass a ctl_cast_attrs naming the target dtype");
+      }
+      if (outputs_ && outputs_[0] && !check_tensor_quiet(outputs_[0])) a.dtype = outputs_[0]->layout.dtype;
+    }
+    if (ctl_status* status = check_dtype(a.dtype, "attrs->dtype")) return annotate(status, "cast");
+    out_->outputs = {spec_of(a.dtype, layout(0).rank, layout(0).shape.data())};
+    return nullptr;
+  }
+
+  ctl_status* concat() {
+    CTL_RETURN_IF_ERROR(arity(1, 4096, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    ctl_axis_attrs& a = out_->attrs.axis;
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_AXIS_ATTRS_STRUCT_SIZE, &a));
+    out_->has_attrs = true;
+    const Layout& first = layout(0);
+    if (first.rank < 1) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "concat: inputs[0] is a scalar; concat needs rank >= 1");
+    }
+    CTL_RETURN_IF_ERROR(normalize_axis(info_, a.axis, first.rank, "attrs->axis", &a.axis));
+    OutputSpec spec = spec_of(first.dtype, first.rank, first.shape.data());
+    spec.shape[a.axis] = 0;
+    for (size_t i = 0; i < input_count_; ++i) {
+      CTL_RETURN_IF_ERROR(same_dtype(0, i));
+      const Layout& l = layout(i);
+      if (l.rank != first.rank) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "concat: inputs[%zu] has rank %u but inputs[0] has rank %u",
+                           i, l.rank, first.rank);
+      }
+      for (uint32_t d = 0; d < l.rank; ++d) {
+        if (static_cast<int32_t>(d) != a.axis && l.shape[d] != first.shape[d]) {
+          return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                             "concat: inputs[%zu] has size %lld on axis %u but inputs[0] has %lld", i,
+                             static_cast<long long>(l.shape[d]), d, static_cast<long long>(first.shape[d]));
+        }
+      }
+      spec.shape[a.axis] += l.shape[a.axis];
+    }
+    CTL_RETURN_IF_ERROR(check_shape(spec.rank, spec.shape.data(), spec.dtype, "concat output shape"));
+    out_->outputs = {spec};
+    return nullptr;
+  }
+
+  ctl_status* gather_scatter() {
+    const bool scatter = info_.family == Family::kScatterAdd;
+    const size_t n = scatter ? 3 : 2;
+    CTL_RETURN_IF_ERROR(arity(n, n, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    const Layout& x = layout(0);
+    const Layout& index = layout(1);
+    if (index.dtype != CTL_DTYPE_I32 && index.dtype != CTL_DTYPE_I64) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: inputs[1] (index) has dtype %s; it must be i32 or i64",
+                         info_.name, ctl_dtype_name(index.dtype));
+    }
+    if (x.rank < 1) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: inputs[0] is a scalar; it needs rank >= 1", info_.name);
+    }
+    ctl_axis_attrs& a = out_->attrs.axis;
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_AXIS_ATTRS_STRUCT_SIZE, &a));
+    out_->has_attrs = true;
+    CTL_RETURN_IF_ERROR(normalize_axis(info_, a.axis, x.rank, "attrs->axis", &a.axis));
+    // gather's output shape: x.shape[:axis] + index.shape + x.shape[axis+1:]
+    OutputSpec gathered;
+    gathered.present = true;
+    gathered.dtype = x.dtype;
+    if (x.rank - 1 + index.rank > CTL_MAX_RANK) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: the result would have rank %u; at most %d",
+                         info_.name, x.rank - 1 + index.rank, CTL_MAX_RANK);
+    }
+    for (int32_t d = 0; d < a.axis; ++d) gathered.shape[gathered.rank++] = x.shape[d];
+    for (uint32_t d = 0; d < index.rank; ++d) gathered.shape[gathered.rank++] = index.shape[d];
+    for (uint32_t d = a.axis + 1; d < x.rank; ++d) gathered.shape[gathered.rank++] = x.shape[d];
+    CTL_RETURN_IF_ERROR(check_shape(gathered.rank, gathered.shape.data(), x.dtype, "gather output shape"));
+    if (!scatter) {
+      out_->outputs = {gathered};
+      return nullptr;
+    }
+    CTL_RETURN_IF_ERROR(same_dtype(0, 2));
+    const Layout& src = layout(2);
+    if (src.rank != gathered.rank ||
+        !std::equal(gathered.shape.begin(), gathered.shape.begin() + gathered.rank, src.shape.begin())) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "scatter_add: inputs[2] (src) must have the shape gather would produce from target and "
+                         "index (target.shape[:axis] + index.shape + target.shape[axis+1:])");
+    }
+    out_->outputs = {spec_of(x.dtype, x.rank, x.shape.data())};
+    return nullptr;
+  }
+
+  ctl_status* create() {
+    if (allocating_) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "%s creates values and has no input to size them by; use ctl_op_run_into with an "
+                         "output tensor (or ctl_tensor_create_full)",
+                         info_.name);
+    }
+    CTL_RETURN_IF_ERROR(arity(0, 0, 1, 1));
+    if (!outputs_ || check_tensor_quiet(outputs_[0])) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[0] is not a valid tensor", info_.name);
+    }
+    const ctl_tensor* output = outputs_[0];
+    out_->device = output->device();
+    const Layout& o = output->layout;
+    if (!dtype_allowed(info_.dtypes, o.dtype)) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[0] has dtype %s; %s needs %s", info_.name,
+                         ctl_dtype_name(o.dtype), info_.name, rule_words(info_.dtypes));
+    }
+    if (!attrs_ && info_.op != CTL_OP_FILL) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: attrs is NULL; the op needs its attribute struct",
+                         info_.name);
+    }
+    out_->has_attrs = true;
+    switch (info_.op) {
+      case CTL_OP_FILL:
+        CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_FILL_ATTRS_STRUCT_SIZE, &out_->attrs.fill));
+        break;
+      case CTL_OP_ARANGE:
+        CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_ARANGE_ATTRS_STRUCT_SIZE, &out_->attrs.arange));
+        if (o.rank != 1) {
+          return make_status(CTL_STATUS_INVALID_ARGUMENT, "arange: outputs[0] has rank %u; arange fills a 1-D tensor",
+                             o.rank);
+        }
+        break;
+      default:
+        CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_RANDOM_ATTRS_STRUCT_SIZE, &out_->attrs.random));
+        if (info_.op == CTL_OP_RANDOM_NORMAL && !(out_->attrs.random.b >= 0.0)) {
+          return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                             "random_normal: attrs->b (the standard deviation) is %g; it must be >= 0",
+                             out_->attrs.random.b);
+        }
+        break;
+    }
+    out_->outputs = {spec_of(o.dtype, o.rank, o.shape.data())};
+    return nullptr;
+  }
+
+  static bool check_tensor_quiet(const ctl_tensor* tensor) {
+    ctl_status* status = check_tensor(tensor, "");
+    ctl_status_free(status);
+    return status != nullptr;
+  }
+
+  const OpInfo& info_;
+  size_t input_count_;
+  ctl_tensor* const* inputs_;
+  const void* attrs_;
+  size_t output_count_;
+  ctl_tensor* const* outputs_;
+  bool allocating_;
+  PreparedOp* out_;
+};
+
+}  // namespace
+
+const char* op_name(ctl_op_id op) {
+  const OpInfo* info = find_op(op);
+  return info ? info->name : nullptr;
+}
+
+ctl_status* prepare_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                       size_t output_count, ctl_tensor* const* outputs, bool allocating, PreparedOp* out) {
+  const OpInfo* info = find_op(op);
+  if (!info) {
+    return make_status(CTL_STATUS_INVALID_ARGUMENT, "argument 'op' is %d, not a known ctl_op_id",
+                       static_cast<int>(op));
+  }
+  CTL_RETURN_IF_ERROR(Preparer(*info, input_count, inputs, attrs, output_count, outputs, allocating, out).run());
+  if (!out->device) return make_status(CTL_STATUS_INTERNAL, "%s: no device after validation", info->name);
+  for (size_t i = 0; i < out->inputs.size(); ++i) {
+    if (!out->input_present[i]) continue;
+    const ctl_dtype d = out->inputs[i]->layout.dtype;
+    if (!(out->device->dtype_mask & CTL_DTYPE_BIT(d))) {
+      return make_status(CTL_STATUS_UNSUPPORTED, "%s: device %s does not support dtype %s (inputs[%zu])", info->name,
+                         out->device->label.c_str(), ctl_dtype_name(d), i);
+    }
+  }
+  return nullptr;
+}
+
+ctl_tensor_view output_view(const PreparedOp& prepared, const ctl_tensor* output) {
+  ctl_tensor_view view = to_view(output);
+  if (prepared.op < CTL_OP_SUM || prepared.op > CTL_OP_LOGSUMEXP || !prepared.keepdims_mask) return view;
+  // Re-insert the reduced axes as size 1 so the plugin sees the input's rank.
+  ctl_tensor_view full = view;
+  full.rank = prepared.reduce_input_rank;
+  uint32_t source = 0;
+  for (uint32_t axis = 0; axis < full.rank; ++axis) {
+    if (prepared.keepdims_mask & (1u << axis)) {
+      full.shape[axis] = 1;
+      full.strides[axis] = 0;
+    } else {
+      full.shape[axis] = view.shape[source];
+      full.strides[axis] = view.strides[source];
+      ++source;
+    }
+  }
+  return full;
+}
+
+}  // namespace catalyst

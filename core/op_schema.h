@@ -1,0 +1,57 @@
+// op_schema.h — what the core knows about each op before any plugin sees it: its name,
+// arity and dtype rules, and how to validate a call, infer its outputs and normalise it
+// (broadcast inputs, resolve axes and transposes) into the form catalyst_plugin.h promises.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "catalyst_plugin.h"
+#include "tensor.h"
+
+namespace catalyst {
+
+// The shape and dtype an op produces for one output.
+struct OutputSpec {
+  bool present = false;  // false for an optional output that is not requested
+  ctl_dtype dtype = CTL_DTYPE_F32;
+  uint32_t rank = 0;
+  std::array<int64_t, CTL_MAX_RANK> shape{};
+};
+
+// A validated, normalised op call waiting for its output tensors.
+struct PreparedOp {
+  ctl_op_id op{};
+  ctl_device* device = nullptr;
+  union Attrs {
+    ctl_reduce_attrs reduce;
+    ctl_matmul_attrs matmul;
+    ctl_axis_attrs axis;
+    ctl_norm_attrs norm;
+    ctl_cast_attrs cast;
+    ctl_fill_attrs fill;
+    ctl_arange_attrs arange;
+    ctl_random_attrs random;
+  } attrs{};
+  bool has_attrs = false;
+  std::vector<ctl_tensor_view> input_views;  // normalised; unused slots for absent inputs
+  std::vector<bool> input_present;
+  std::vector<const ctl_tensor*> inputs;     // for overlap checks
+  std::vector<OutputSpec> outputs;
+  // Reductions: the plugin sees outputs in keepdims form; these axes are re-inserted.
+  uint32_t keepdims_mask = 0;
+  uint32_t reduce_input_rank = 0;
+};
+
+// The op's name, or NULL for an unknown id.
+const char* op_name(ctl_op_id op);
+
+// Validates and normalises a call. `outputs` (may be NULL) are the caller's output
+// tensors for ctl_op_run_into: creation ops and cast take their dtype and shape from them.
+ctl_status* prepare_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                       size_t output_count, ctl_tensor* const* outputs, bool allocating, PreparedOp* out);
+
+// The plugin view of an output tensor, in the form the op's plugin call expects.
+ctl_tensor_view output_view(const PreparedOp& prepared, const ctl_tensor* output);
+
+}  // namespace catalyst

@@ -1,0 +1,57 @@
+// runtime.h — the structs behind ctl_runtime and ctl_device: loaded plugins, their
+// devices, and each device's default stream.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "catalyst_plugin.h"
+#include "log.h"
+#include "plugin_loader.h"
+
+namespace catalyst {
+constexpr uint32_t kRuntimeMagic = 0x52544c43;  // "CLTR"
+constexpr uint32_t kDeviceMagic = 0x56444c43;   // "CLDV"
+}  // namespace catalyst
+
+struct ctl_device {
+  uint32_t magic = catalyst::kDeviceMagic;
+  ctl_runtime* runtime = nullptr;
+  catalyst::LoadedPlugin* plugin = nullptr;
+  ctl_plugin_device* handle = nullptr;
+  uint32_t index = 0;
+  ctl_plugin_stream* stream = nullptr;  // the default stream every op of this device uses
+  std::mutex stream_mutex;              // serialises submissions from several threads
+  bool host_visible = false;
+  uint32_t dtype_mask = 0;
+  std::string label;                    // "cpu:0" style, for messages
+
+  const ctl_plugin_api& api() const { return plugin->api; }
+  // Properties with the core's defaults under whatever an older plugin did not fill.
+  ctl_status* properties(ctl_plugin_device_properties* out) const;
+};
+
+struct ctl_runtime {
+  uint32_t magic = catalyst::kRuntimeMagic;
+  std::atomic<int64_t> references{1};
+  catalyst::Logger logger;
+  std::vector<std::unique_ptr<catalyst::LoadedPlugin>> plugins;
+  std::vector<std::unique_ptr<ctl_device>> devices;
+
+  explicit ctl_runtime(catalyst::Logger log) : logger(std::move(log)) {}
+  ~ctl_runtime();
+};
+
+namespace catalyst {
+
+// Status for a NULL or foreign runtime/device handle passed as `argument`.
+ctl_status* check_runtime(const ctl_runtime* runtime, const char* argument);
+ctl_status* check_device(const ctl_device* device, const char* argument);
+
+// Synchronises the device's default stream.
+ctl_status* synchronize(ctl_device* device);
+
+}  // namespace catalyst

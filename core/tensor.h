@@ -1,0 +1,80 @@
+// tensor.h — the structs behind ctl_tensor: a reference-counted storage (one device
+// buffer) and the view (dtype, shape, strides, offset) every tensor is.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "catalyst_plugin.h"
+#include "runtime.h"
+
+namespace catalyst {
+
+constexpr uint64_t kTensorMagic = 0x524f534e45544c43ull;   // "CLTENSOR"
+constexpr uint64_t kReleasedMagic = 0x4441454452534e54ull; // a released handle
+
+// One device buffer shared by every view of it.
+struct Storage {
+  std::atomic<int64_t> references{1};
+  ctl_device* device = nullptr;
+  ctl_plugin_buffer* buffer = nullptr;
+  uint64_t size_bytes = 0;
+  // For imported (DLPack) memory: called once when the storage dies.
+  void (*on_release)(void* context) = nullptr;
+  void* on_release_context = nullptr;
+
+  void retain() { references.fetch_add(1, std::memory_order_relaxed); }
+  void release();
+};
+
+// A strided view's geometry, without storage.
+struct Layout {
+  ctl_dtype dtype = CTL_DTYPE_F32;
+  uint32_t rank = 0;
+  std::array<int64_t, CTL_MAX_RANK> shape{};
+  std::array<int64_t, CTL_MAX_RANK> strides{};  // elements
+  int64_t offset = 0;                            // elements
+
+  int64_t numel() const;
+  bool is_contiguous() const;
+};
+
+// Row-major strides for `shape`.
+void set_contiguous_strides(Layout& layout);
+
+// Validates a user-given shape: rank <= CTL_MAX_RANK, no negative dims, element count and
+// byte size representable. `argument` names the parameter in messages.
+ctl_status* check_shape(size_t rank, const int64_t* shape, ctl_dtype dtype, const char* argument);
+ctl_status* check_dtype(ctl_dtype dtype, const char* argument);
+
+}  // namespace catalyst
+
+struct ctl_tensor {
+  uint64_t magic = catalyst::kTensorMagic;
+  std::atomic<int64_t> references{1};
+  catalyst::Storage* storage = nullptr;
+  catalyst::Layout layout;
+
+  ctl_device* device() const { return storage->device; }
+};
+
+namespace catalyst {
+
+// Status for a NULL, foreign or released tensor passed as `argument`.
+ctl_status* check_tensor(const ctl_tensor* tensor, const char* argument);
+
+// A new tensor viewing `storage` (which it retains) with `layout`.
+ctl_tensor* make_view(Storage* storage, const Layout& layout);
+
+// A new contiguous tensor with uninitialised contents.
+ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, const int64_t* shape,
+                            ctl_tensor** out_tensor);
+
+// The plugin-facing view of a tensor.
+ctl_tensor_view to_view(const ctl_tensor* tensor);
+
+// Bytes from the buffer start to one past the last element, given the layout (0 if empty).
+uint64_t extent_bytes(const Layout& layout);
+
+}  // namespace catalyst

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# setup.sh — installs the Debian packages Catalyst needs (only those missing), then
+# configures and builds. Sourced by demo.sh and test.sh; safe to run again.
+#   BUILD_DIR   build directory (default: build)
+#   SANITIZE    e.g. address,undefined for an instrumented build
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+
+# Each package is the standard Debian 12 one for its job; see README "Dependencies".
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config binutils
+  libgtest-dev libgmock-dev libcmocka-dev libdlpack-dev
+  python3 python3-numpy python3-torch
+)
+
+install_missing_packages() {
+  local missing=()
+  for package in "${PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$package")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup: installing missing Debian packages: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {
+  local args=(-S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  [ -n "${SANITIZE:-}" ] && args+=(-DCATALYST_SANITIZE="$SANITIZE")
+  cmake "${args[@]}" >/dev/null
+  cmake --build "$BUILD_DIR" -j "$(nproc)"
+}
+
+install_missing_packages
+configure_and_build

@@ -1,0 +1,9 @@
+// commands.h — the subcommands of the `catalyst` tool, each in its own file.
+#pragma once
+
+namespace catalyst::cli {
+
+// `catalyst devices [--json] [--plugin PATH]...`: every plugin found and every device.
+int devices_command(int argc, char** argv);
+
+}  // namespace catalyst::cli

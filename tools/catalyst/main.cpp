@@ -1,0 +1,48 @@
+// main.cpp — `catalyst`: the command users and vendors run. Dispatches to subcommands.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "catalyst.h"
+#include "commands.h"
+
+namespace {
+
+void print_usage(FILE* out) {
+  std::fprintf(out,
+               "usage: catalyst <command> [options]\n"
+               "\n"
+               "commands:\n"
+               "  devices [--json] [--plugin PATH]...   list plugins (accepted or rejected, and why) and devices\n"
+               "  version                               print the ABI version of the loaded library\n"
+               "  help                                  show this text\n"
+               "\n"
+               "environment:\n"
+               "  CATALYST_PLUGINS=FILE[:FILE...]       extra plugin files to load\n"
+               "  CATALYST_PLUGIN_PATH=DIR[:DIR...]     extra directories to search for libcatalyst-*.so\n"
+               "  CATALYST_LOG=debug|info|warning|error|off   log level (debug shows every plugin candidate)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return 2;
+  }
+  const std::string command = argv[1];
+  if (command == "devices") return catalyst::cli::devices_command(argc - 2, argv + 2);
+  if (command == "version" || command == "--version") {
+    uint32_t major = 0, minor = 0;
+    ctl_abi_version(&major, &minor);
+    std::printf("catalyst ABI %u.%u (headers %d.%d)\n", major, minor, CTL_ABI_VERSION_MAJOR, CTL_ABI_VERSION_MINOR);
+    return 0;
+  }
+  if (command == "help" || command == "--help" || command == "-h") {
+    print_usage(stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "catalyst: unknown command '%s'\n\n", command.c_str());
+  print_usage(stderr);
+  return 2;
+}
