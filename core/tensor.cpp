@@ -2,6 +2,7 @@
 // reference counting, and the checks that catch NULL, foreign and released handles.
 #include "tensor.h"
 
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -207,6 +208,22 @@ ctl_status* read_contiguous(const ctl_tensor* tensor, void* destination, uint64_
   return device->api().stream_synchronize(device->stream);
 }
 
+// Zeroes a new contiguous tensor with the plugin's buffer_fill, or, where the plugin has
+// none, by writing zeros from the host (the default catalyst_plugin.h promises).
+ctl_status* fill_zero(ctl_tensor* tensor) {
+  ctl_device* device = tensor->device();
+  const uint64_t bytes = tensor->storage->size_bytes;
+  if (bytes == 0) return nullptr;
+  std::lock_guard lock(device->stream_mutex);
+  const uint8_t zero = 0;
+  if (device->api().buffer_fill) {
+    return device->api().buffer_fill(device->stream, tensor->storage->buffer, 0, bytes, &zero, 1);
+  }
+  std::vector<unsigned char> zeros(bytes, 0);
+  CTL_RETURN_IF_ERROR(device->api().buffer_write(device->stream, tensor->storage->buffer, 0, zeros.data(), bytes));
+  return device->api().stream_synchronize(device->stream);  // `zeros` dies on return
+}
+
 // A contiguous version of `tensor`: itself (retained) or a copy made on its device.
 ctl_status* contiguous(ctl_tensor* tensor, ctl_tensor** out_tensor) {
   if (tensor->layout.is_contiguous()) {
@@ -269,7 +286,10 @@ CTL_EXPORT ctl_status* ctl_tensor_create_full(ctl_device* device, ctl_dtype dtyp
     ctl_tensor* tensor = nullptr;
     CTL_RETURN_IF_ERROR(allocate_tensor(device, dtype, static_cast<uint32_t>(rank), shape, &tensor));
     ctl_fill_attrs attrs{CTL_FILL_ATTRS_STRUCT_SIZE, value};
-    if (ctl_status* status = run_op_into(CTL_OP_FILL, 0, nullptr, &attrs, 1, &tensor)) {
+    // All-zero bytes are zero in every dtype, so zeros need no op at all.
+    const bool zero_bits = value == 0.0 && !std::signbit(value);
+    ctl_status* status = zero_bits ? fill_zero(tensor) : run_op_into(CTL_OP_FILL, 0, nullptr, &attrs, 1, &tensor);
+    if (status) {
       ctl_tensor_release(tensor);
       return status;
     }
