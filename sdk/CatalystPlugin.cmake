@@ -2,7 +2,8 @@
 # [NO_INSTALL]) builds libcatalyst-<name>.so exporting only ctl_plugin_query (hidden
 # visibility plus a linker version script), the way every Catalyst plugin must be built.
 # Used in the Catalyst tree and, installed, by find_package(Catalyst) in a vendor's tree.
-set(_CATALYST_PLUGIN_MAP "${CMAKE_CURRENT_LIST_DIR}/plugin.map")
+# A cache entry, so the function sees it from any directory that calls it.
+set(_CATALYST_PLUGIN_MAP "${CMAKE_CURRENT_LIST_DIR}/plugin.map" CACHE INTERNAL "Catalyst plugin version script")
 
 function(catalyst_add_plugin name)
   cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY" "SOURCES" ${ARGN})

@@ -1,0 +1,164 @@
+// op_registry.cpp — the reference device's op table: every op id of catalyst.h with its
+// name, operand counts and kernel, the dtype rules of docs/ops.md's table (checked before
+// any kernel runs), and the dtype and shape names that status messages use.
+#include "op_registry.h"
+
+#include "catalyst/sdk/status.hpp"
+
+namespace catalyst::reference {
+namespace {
+
+constexpr OpInfo kOps[] = {
+    {CTL_OP_NEG, "neg", Dtypes::kNumeric, 1, 1, 1, 1, run_unary},
+    {CTL_OP_ABS, "abs", Dtypes::kNumeric, 1, 1, 1, 1, run_unary},
+    {CTL_OP_EXP, "exp", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_LOG, "log", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_SQRT, "sqrt", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_RSQRT, "rsqrt", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_TANH, "tanh", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_SIGMOID, "sigmoid", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_RELU, "relu", Dtypes::kNumeric, 1, 1, 1, 1, run_unary},
+    {CTL_OP_GELU, "gelu", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_GELU_TANH, "gelu_tanh", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_SILU, "silu", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_SIN, "sin", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_COS, "cos", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_RECIPROCAL, "reciprocal", Dtypes::kFloat, 1, 1, 1, 1, run_unary},
+    {CTL_OP_ADD, "add", Dtypes::kNumeric, 2, 2, 1, 1, run_binary},
+    {CTL_OP_SUB, "sub", Dtypes::kNumeric, 2, 2, 1, 1, run_binary},
+    {CTL_OP_MUL, "mul", Dtypes::kNumeric, 2, 2, 1, 1, run_binary},
+    {CTL_OP_DIV, "div", Dtypes::kNumeric, 2, 2, 1, 1, run_binary},
+    {CTL_OP_POW, "pow", Dtypes::kNumeric, 2, 2, 1, 1, run_binary},
+    {CTL_OP_MAXIMUM, "maximum", Dtypes::kNumeric, 2, 2, 1, 1, run_binary},
+    {CTL_OP_MINIMUM, "minimum", Dtypes::kNumeric, 2, 2, 1, 1, run_binary},
+    {CTL_OP_EQ, "eq", Dtypes::kAll, 2, 2, 1, 1, run_binary},
+    {CTL_OP_NE, "ne", Dtypes::kAll, 2, 2, 1, 1, run_binary},
+    {CTL_OP_LT, "lt", Dtypes::kAll, 2, 2, 1, 1, run_binary},
+    {CTL_OP_LE, "le", Dtypes::kAll, 2, 2, 1, 1, run_binary},
+    {CTL_OP_GT, "gt", Dtypes::kAll, 2, 2, 1, 1, run_binary},
+    {CTL_OP_GE, "ge", Dtypes::kAll, 2, 2, 1, 1, run_binary},
+    {CTL_OP_WHERE, "where", Dtypes::kAll, 3, 3, 1, 1, run_where},
+    {CTL_OP_SUM, "sum", Dtypes::kNumeric, 1, 1, 1, 1, run_reduce},
+    {CTL_OP_MEAN, "mean", Dtypes::kFloat, 1, 1, 1, 1, run_reduce},
+    {CTL_OP_MAX, "max", Dtypes::kNumeric, 1, 1, 1, 1, run_reduce},
+    {CTL_OP_MIN, "min", Dtypes::kNumeric, 1, 1, 1, 1, run_reduce},
+    {CTL_OP_ARGMAX, "argmax", Dtypes::kNumeric, 1, 1, 1, 1, run_arg_reduce},
+    {CTL_OP_ARGMIN, "argmin", Dtypes::kNumeric, 1, 1, 1, 1, run_arg_reduce},
+    {CTL_OP_LOGSUMEXP, "logsumexp", Dtypes::kFloat, 1, 1, 1, 1, run_reduce},
+    {CTL_OP_MATMUL, "matmul", Dtypes::kMatmul, 2, 3, 1, 1, run_matmul},
+    {CTL_OP_SOFTMAX, "softmax", Dtypes::kFloat, 1, 1, 1, 1, run_softmax},
+    {CTL_OP_LOG_SOFTMAX, "log_softmax", Dtypes::kFloat, 1, 1, 1, 1, run_softmax},
+    {CTL_OP_LAYER_NORM, "layer_norm", Dtypes::kFloat, 1, 3, 1, 3, run_layer_norm},
+    {CTL_OP_RMS_NORM, "rms_norm", Dtypes::kFloat, 1, 2, 1, 2, run_rms_norm},
+    {CTL_OP_COPY, "copy", Dtypes::kAll, 1, 1, 1, 1, run_copy},
+    {CTL_OP_CAST, "cast", Dtypes::kAll, 1, 1, 1, 1, run_cast},
+    {CTL_OP_CONCAT, "concat", Dtypes::kAll, 1, kMany, 1, 1, run_concat},
+    {CTL_OP_GATHER, "gather", Dtypes::kAll, 2, 2, 1, 1, run_gather},
+    {CTL_OP_SCATTER_ADD, "scatter_add", Dtypes::kNumeric, 3, 3, 1, 1, run_scatter_add},
+    {CTL_OP_FILL, "fill", Dtypes::kAll, 0, 0, 1, 1, run_fill},
+    {CTL_OP_ARANGE, "arange", Dtypes::kNumeric, 0, 0, 1, 1, run_arange},
+    {CTL_OP_RANDOM_UNIFORM, "random_uniform", Dtypes::kFloat, 0, 0, 1, 1, run_random},
+    {CTL_OP_RANDOM_NORMAL, "random_normal", Dtypes::kFloat, 0, 0, 1, 1, run_random},
+};
+
+bool is_comparison(ctl_op_id op) {
+  return op >= CTL_OP_EQ && op <= CTL_OP_GE;
+}
+
+// The dtype that docs/ops.md's table is about.
+ctl_dtype primary_dtype(const Call& call) {
+  if (call.op == CTL_OP_WHERE) return call.in[1].dtype;
+  return call.in.empty() ? call.out[0].dtype : call.in[0].dtype;
+}
+
+bool allowed(Dtypes rule, ctl_dtype d) {
+  switch (rule) {
+    case Dtypes::kNumeric:
+      return is_numeric(d);
+    case Dtypes::kFloat:
+      return is_float(d);
+    case Dtypes::kAll:
+      return true;
+    case Dtypes::kMatmul:
+      return is_float(d) || d == CTL_DTYPE_I32 || d == CTL_DTYPE_I64;
+  }
+  return false;
+}
+
+// The dtype output `i` must have.
+ctl_dtype expected_output_dtype(const Call& call, size_t i) {
+  const ctl_dtype p = primary_dtype(call);
+  if (is_comparison(call.op)) return CTL_DTYPE_BOOL;
+  if (call.op == CTL_OP_ARGMAX || call.op == CTL_OP_ARGMIN) return CTL_DTYPE_I64;
+  if (call.op == CTL_OP_CAST) return call.out[0].dtype;                            // any
+  if (i > 0 && (p == CTL_DTYPE_F16 || p == CTL_DTYPE_BF16)) return CTL_DTYPE_F32;  // stats
+  return p;
+}
+
+}  // namespace
+
+ctl_status* check_dtypes(const Call& call, const OpInfo& info, ctl_status_code mismatch) {
+  const ctl_dtype p = primary_dtype(call);
+  if (!allowed(info.dtypes, p))
+    return call.unsupported("dtype %s is not supported (docs/ops.md)", dtype_name(p));
+  auto require = [&](const char* role, size_t i, ctl_dtype have, ctl_dtype want) {
+    return sdk::make_status(call.host, mismatch, "%s: %s[%zu] has dtype %s, expected %s", call.name,
+                            role, i, dtype_name(have), dtype_name(want));
+  };
+  for (size_t i = 0; i < call.in.size(); ++i) {
+    const Operand& x = call.in[i];
+    if (!x.present()) continue;
+    ctl_dtype want = p;
+    if (call.op == CTL_OP_WHERE && i == 0) want = CTL_DTYPE_BOOL;
+    if ((call.op == CTL_OP_GATHER || call.op == CTL_OP_SCATTER_ADD) && i == 1) {
+      if (x.dtype != CTL_DTYPE_I32 && x.dtype != CTL_DTYPE_I64)
+        return sdk::make_status(call.host, mismatch, "%s: index dtype %s must be i32 or i64",
+                                call.name, dtype_name(x.dtype));
+      continue;
+    }
+    if (x.dtype != want) return require("input", i, x.dtype, want);
+  }
+  for (size_t i = 0; i < call.out.size(); ++i) {
+    if (!call.out[i].present()) continue;
+    const ctl_dtype want = expected_output_dtype(call, i);
+    if (call.out[i].dtype != want) return require("output", i, call.out[i].dtype, want);
+  }
+  if (call.op == CTL_OP_MATMUL && is_integer(p) && call.attrs &&
+      *static_cast<const size_t*>(call.attrs) >= CTL_MATMUL_ATTRS_STRUCT_SIZE &&
+      raw_enum(static_cast<const ctl_matmul_attrs*>(call.attrs)->activation) != CTL_ACTIVATION_NONE)
+    return call.unsupported("a fused activation needs a float dtype, not %s", dtype_name(p));
+  return nullptr;
+}
+
+const OpInfo* find_op(long long id) {
+  for (const OpInfo& info : kOps) {
+    if (static_cast<long long>(info.id) == id) return &info;
+  }
+  return nullptr;
+}
+
+std::string shape_string(const Operand& operand) {
+  std::string s = "[";
+  for (uint32_t i = 0; i < operand.rank; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(operand.shape[i]);
+  }
+  return s + "]";
+}
+
+bool same_shape(const Operand& a, const Operand& b) {
+  if (a.rank != b.rank) return false;
+  for (uint32_t i = 0; i < a.rank; ++i) {
+    if (a.shape[i] != b.shape[i]) return false;
+  }
+  return true;
+}
+
+const char* dtype_name(ctl_dtype dtype) {
+  static constexpr const char* kNames[] = {"f32", "f64", "f16", "bf16", "i8",
+                                           "u8",  "i32", "i64", "bool"};
+  const auto i = static_cast<unsigned>(dtype);
+  return i < CTL_DTYPE_COUNT_ ? kNames[i] : "unknown";
+}
+
+}  // namespace catalyst::reference
