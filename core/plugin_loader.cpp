@@ -13,10 +13,6 @@
 
 #include "status.h"
 
-#ifndef CATALYST_INSTALL_PLUGIN_DIR
-#define CATALYST_INSTALL_PLUGIN_DIR ""
-#endif
-
 namespace catalyst {
 namespace fs = std::filesystem;
 
@@ -195,10 +191,11 @@ std::vector<PluginCandidate> discover_plugins(const char* const* option_paths,
     for (const auto& file : plugin_files_in(directory)) add(file, "CATALYST_PLUGIN_PATH");
   }
   const std::string library_dir = library_directory();
-  std::vector<std::string> installed_dirs;
-  if (!library_dir.empty()) installed_dirs.push_back(library_dir + "/catalyst/plugins");
-  if (*CATALYST_INSTALL_PLUGIN_DIR) installed_dirs.push_back(CATALYST_INSTALL_PLUGIN_DIR);
-  for (const auto& directory : installed_dirs) {
+  // The installed plugin directory is <libdir>/catalyst/plugins, found relative to this
+  // library rather than compiled in, so a relocated install (or the build tree, which has
+  // the same layout) never picks up plugins of another Catalyst installed elsewhere.
+  if (!library_dir.empty()) {
+    const std::string directory = library_dir + "/catalyst/plugins";
     logger.printf(CTL_LOG_DEBUG, "searching %s (installed plugin directory)", directory.c_str());
     for (const auto& file : plugin_files_in(directory)) add(file, "installed");
   }

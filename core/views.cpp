@@ -160,9 +160,12 @@ CTL_EXPORT ctl_status* ctl_tensor_slice(ctl_tensor* tensor, int64_t axis, int64_
     const int64_t begin = clamp(start);
     const int64_t end = clamp(stop);
     Layout target = tensor->layout;
-    target.shape[a] = end > begin ? (end - begin + step - 1) / step : 0;
+    // 1 + (end - begin - 1) / step: the usual (end - begin + step - 1) / step overflows
+    // for a huge step.
+    target.shape[a] = end > begin ? 1 + (end - begin - 1) / step : 0;
     if (target.shape[a] > 0) target.offset += begin * target.strides[a];
-    target.strides[a] *= step;
+    // With one element or none the stride is never used; scaling it could overflow.
+    if (target.shape[a] > 1) target.strides[a] *= step;
     *out_tensor = make_view(tensor->storage, target);
     return nullptr;
   });

@@ -38,6 +38,8 @@ configure_and_build() {
   [ -n "${SANITIZE:-}" ] && args+=(-DCATALYST_SANITIZE="$SANITIZE")
   cmake "${args[@]}" >/dev/null
   cmake --build "$BUILD_DIR" -j "$(nproc)"
+  # Editors and clang tools look for the compilation database at the top of the tree.
+  [ -n "${SANITIZE:-}" ] || ln -sfn "$BUILD_DIR/compile_commands.json" "$ROOT/compile_commands.json"
 }
 
 install_missing_packages
