@@ -1,5 +1,6 @@
 // dispatch.cpp — ctl_op_run and ctl_op_run_into: prepare the call (op_schema.cpp),
 // allocate or check the outputs, and submit it to the device's plugin.
+#include "enum_value.h"
 #include "dispatch.h"
 
 #include <algorithm>
@@ -191,8 +192,8 @@ CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_co
   return guard([&]() -> ctl_status* {
     CTL_CHECK_ARG(axis_count <= CTL_MAX_RANK, "argument 'axis_count' is %zu; at most %d", axis_count, CTL_MAX_RANK);
     CTL_CHECK_ARG(axis_count == 0 || axes, "argument 'axes' is NULL but axis_count is %zu", axis_count);
-    CTL_CHECK_ARG(op >= CTL_OP_SUM && op <= CTL_OP_LOGSUMEXP, "argument 'op' is %d, not a reduction",
-                  static_cast<int>(op));
+    const int raw_op = enum_value(op);
+    CTL_CHECK_ARG(raw_op >= CTL_OP_SUM && raw_op <= CTL_OP_LOGSUMEXP, "argument 'op' is %d, not a reduction", raw_op);
     ctl_reduce_attrs attrs{};
     attrs.struct_size = CTL_REDUCE_ATTRS_STRUCT_SIZE;
     attrs.axis_count = static_cast<uint32_t>(axis_count);

@@ -1,4 +1,5 @@
 // host_api.cpp — see host_api.h.
+#include "enum_value.h"
 #include "host_api.h"
 
 #include <cstdlib>
@@ -38,7 +39,7 @@ void HostApi::free(void* context, void* pointer) {
 
 void HostApi::log(void* context, ctl_log_level level, const char* message) {
   auto* self = static_cast<HostApi*>(context);
-  if (level < CTL_LOG_DEBUG || level > CTL_LOG_ERROR) level = CTL_LOG_ERROR;
+  if (enum_value(level) < CTL_LOG_DEBUG || enum_value(level) > CTL_LOG_ERROR) level = CTL_LOG_ERROR;
   const char* text = message ? message : "(null)";
   if (self->capture_) {
     if (!self->capture_->empty()) *self->capture_ += "; ";
@@ -48,7 +49,9 @@ void HostApi::log(void* context, ctl_log_level level, const char* message) {
 }
 
 ctl_status* HostApi::status_create(void*, ctl_status_code code, const char* message) {
-  if (code == CTL_STATUS_OK) code = CTL_STATUS_INTERNAL;  // a plugin bug: OK is not an error
+  // A plugin bug: OK is not an error, and an unknown code means nothing to the caller.
+  const int raw = enum_value(code);
+  if (raw <= CTL_STATUS_OK || raw > CTL_STATUS_FAILED_PRECONDITION) code = CTL_STATUS_INTERNAL;
   return make_status_string(code, message ? message : "(no message)");
 }
 

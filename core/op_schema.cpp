@@ -1,5 +1,6 @@
 // op_schema.cpp — validation, output inference and normalisation of every op (see
 // op_schema.h and docs/ops.md). Every failure names the argument and the value at fault.
+#include "enum_value.h"
 #include "op_schema.h"
 
 #include <algorithm>
@@ -76,8 +77,9 @@ constexpr OpInfo kOps[] = {
 };
 
 const OpInfo* find_op(ctl_op_id op) {
+  const int raw = enum_value(op);
   for (const auto& info : kOps) {
-    if (info.op == op) return &info;
+    if (info.op == raw) return &info;
   }
   return nullptr;
 }
@@ -382,9 +384,10 @@ class Preparer {
                          "ctl_op_run_into",
                          m.beta);
     }
-    if (m.activation < CTL_ACTIVATION_NONE || m.activation > CTL_ACTIVATION_GELU_TANH) {
+    const int activation = enum_value(m.activation);
+    if (activation < CTL_ACTIVATION_NONE || activation > CTL_ACTIVATION_GELU_TANH) {
       return make_status(CTL_STATUS_INVALID_ARGUMENT, "matmul: attrs->activation is %d, not a ctl_activation",
-                         static_cast<int>(m.activation));
+                         activation);
     }
     const ctl_dtype dtype = layout(0).dtype;
     if (m.activation != CTL_ACTIVATION_NONE && !is_float(dtype)) {
@@ -697,7 +700,7 @@ ctl_status* prepare_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inpu
   const OpInfo* info = find_op(op);
   if (!info) {
     return make_status(CTL_STATUS_INVALID_ARGUMENT, "argument 'op' is %d, not a known ctl_op_id",
-                       static_cast<int>(op));
+                       enum_value(op));
   }
   CTL_RETURN_IF_ERROR(Preparer(*info, input_count, inputs, attrs, output_count, outputs, allocating, out).run());
   if (!out->device) return make_status(CTL_STATUS_INTERNAL, "%s: no device after validation", info->name);

@@ -1,5 +1,6 @@
 // runtime.cpp — creating a runtime (discovery, loading, device enumeration) and the C
 // functions that report plugins and devices.
+#include "enum_value.h"
 #include "runtime.h"
 
 #include <dlfcn.h>
@@ -121,8 +122,9 @@ CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options,
       std::memcpy(&opts, options, std::min(options->struct_size, sizeof opts));
       CTL_CHECK_ARG(opts.plugin_path_count == 0 || opts.plugin_paths,
                     "options->plugin_paths is NULL but plugin_path_count is %zu", opts.plugin_path_count);
-      CTL_CHECK_ARG(!opts.log_level_set || (opts.log_level >= CTL_LOG_DEBUG && opts.log_level <= CTL_LOG_OFF),
-                    "options->log_level is %d, not a ctl_log_level", static_cast<int>(opts.log_level));
+      const int level = enum_value(opts.log_level);
+      CTL_CHECK_ARG(!opts.log_level_set || (level >= CTL_LOG_DEBUG && level <= CTL_LOG_OFF),
+                    "options->log_level is %d, not a ctl_log_level", level);
     }
     const ctl_log_level level = opts.log_level_set ? opts.log_level : CTL_LOG_WARNING;
     auto runtime = std::make_unique<ctl_runtime>(Logger(opts.log_fn, opts.log_user_data, level));

@@ -1,4 +1,5 @@
 // status.cpp — creating, reading and freeing ctl_status values.
+#include "enum_value.h"
 #include "status.h"
 
 #include <cstdarg>
@@ -61,7 +62,7 @@ CTL_EXPORT void ctl_status_free(ctl_status* status) {
 }
 
 CTL_EXPORT const char* ctl_status_code_name(ctl_status_code code) {
-  switch (code) {
+  switch (catalyst::enum_value(code)) {
     case CTL_STATUS_OK: return "OK";
     case CTL_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
     case CTL_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";

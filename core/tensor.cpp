@@ -1,5 +1,6 @@
 // tensor.cpp — storages and tensors: creation, host transfers, moving between devices,
 // reference counting, and the checks that catch NULL, foreign and released handles.
+#include "enum_value.h"
 #include "tensor.h"
 
 #include <cmath>
@@ -89,9 +90,9 @@ uint64_t extent_bytes(const Layout& layout) {
 }
 
 ctl_status* check_dtype(ctl_dtype dtype, const char* argument) {
-  if (static_cast<unsigned>(dtype) >= CTL_DTYPE_COUNT_) {
-    return make_status(CTL_STATUS_INVALID_ARGUMENT, "argument '%s' is %d, not a ctl_dtype", argument,
-                       static_cast<int>(dtype));
+  const int raw = enum_value(dtype);
+  if (raw < 0 || raw >= CTL_DTYPE_COUNT_) {
+    return make_status(CTL_STATUS_INVALID_ARGUMENT, "argument '%s' is %d, not a ctl_dtype", argument, raw);
   }
   return nullptr;
 }
@@ -242,7 +243,7 @@ using namespace catalyst;
 extern "C" {
 
 CTL_EXPORT size_t ctl_dtype_size(ctl_dtype dtype) {
-  switch (dtype) {
+  switch (enum_value(dtype)) {
     case CTL_DTYPE_F64:
     case CTL_DTYPE_I64: return 8;
     case CTL_DTYPE_F32:
@@ -258,7 +259,8 @@ CTL_EXPORT size_t ctl_dtype_size(ctl_dtype dtype) {
 
 CTL_EXPORT const char* ctl_dtype_name(ctl_dtype dtype) {
   static const char* const kNames[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
-  return static_cast<unsigned>(dtype) < CTL_DTYPE_COUNT_ ? kNames[dtype] : "unknown";
+  const int raw = enum_value(dtype);
+  return raw >= 0 && raw < CTL_DTYPE_COUNT_ ? kNames[raw] : "unknown";
 }
 
 CTL_EXPORT void ctl_abi_version(uint32_t* out_major, uint32_t* out_minor) {

@@ -2,9 +2,6 @@
 # [NO_INSTALL]) builds libcatalyst-<name>.so exporting only ctl_plugin_query (hidden
 # visibility plus a linker version script), the way every Catalyst plugin must be built.
 # Used in the Catalyst tree and, installed, by find_package(Catalyst) in a vendor's tree.
-# A cache entry, so the function sees it from any directory that calls it.
-set(_CATALYST_PLUGIN_MAP "${CMAKE_CURRENT_LIST_DIR}/plugin.map" CACHE INTERNAL "Catalyst plugin version script")
-
 function(catalyst_add_plugin name)
   cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY" "SOURCES" ${ARGN})
   set(target catalyst-${name})
@@ -21,7 +18,9 @@ function(catalyst_add_plugin name)
   else()
     target_link_libraries(${target} PRIVATE Catalyst::sdk)
   endif()
-  target_link_options(${target} PRIVATE "LINKER:--version-script=${_CATALYST_PLUGIN_MAP}" "LINKER:--no-undefined")
+  # plugin.map lies beside this file, in the source tree and when installed.
+  target_link_options(${target} PRIVATE "LINKER:--version-script=${CMAKE_CURRENT_FUNCTION_LIST_DIR}/plugin.map"
+                      "LINKER:--no-undefined")
   if(NOT ARG_NO_INSTALL)
     include(GNUInstallDirs)
     install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/catalyst/plugins)
