@@ -1,0 +1,33 @@
+# Checks that a plugin exports exactly one function, ctl_plugin_query (DESIGN.md: "exports
+# exactly one symbol"). Usage: cmake -DNM=<nm> -DPLUGIN=<file> -P check_plugin_exports.cmake
+if(NOT NM)
+  set(NM nm)
+endif()
+if(NOT EXISTS "${PLUGIN}")
+  message(FATAL_ERROR "plugin file '${PLUGIN}' does not exist")
+endif()
+execute_process(COMMAND ${NM} -D --defined-only "${PLUGIN}"
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${NM} -D --defined-only ${PLUGIN} failed (${rc}): ${err}")
+endif()
+string(REPLACE "\n" ";" lines "${out}")
+set(functions "")
+foreach(line IN LISTS lines)
+  # "<address> <type> <name>"; T/t = text (code) symbol, i = indirect function.
+  if(line MATCHES "^[0-9a-fA-F]+ +([TtiW]) +(.+)$")
+    set(type "${CMAKE_MATCH_1}")
+    set(name "${CMAKE_MATCH_2}")
+    if(type STREQUAL "T" OR type STREQUAL "i" OR type STREQUAL "W")
+      list(APPEND functions "${name}")
+    endif()
+  endif()
+endforeach()
+list(LENGTH functions count)
+if(NOT count EQUAL 1 OR NOT functions STREQUAL "ctl_plugin_query")
+  set(extras ${functions})
+  list(REMOVE_ITEM extras ctl_plugin_query)
+  message(FATAL_ERROR "${PLUGIN} must export exactly one function, ctl_plugin_query; it exports "
+                      "${count}: [${functions}]. Extra exports: [${extras}]. Full nm output:\n${out}")
+endif()
+message(STATUS "${PLUGIN} exports exactly one function: ctl_plugin_query")

@@ -1,0 +1,77 @@
+# run_install_test.cmake — installs the build into a fresh prefix, then builds and runs
+# consumers of the installed package exactly as a user would:
+#  1. cmake --install <build> --prefix <tmp>
+#  2. gcc -std=c99 -pedantic -Wall -Werror $(pkg-config --cflags catalyst) consumer.c
+#     $(pkg-config --libs catalyst), run with no CATALYST_* variable (plugins must be found
+#     from the installed layout; LD_LIBRARY_PATH=<tmp>/lib only if the loader needs it)
+#  3. the installed headers compiled as C++20
+#  4. a find_package(Catalyst) project (cmake_consumer/) configured with
+#     CMAKE_PREFIX_PATH=<tmp>, built and run.
+# Arguments: BUILD_DIR WORK_DIR SOURCE_DIR C_COMPILER CXX_COMPILER GENERATOR
+function(run)
+  cmake_parse_arguments(R "" "WHAT" "COMMAND;ENV" ${ARGN})
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=CATALYST_PLUGINS --unset=CATALYST_PLUGIN_PATH
+                          --unset=CATALYST_LOG ${R_ENV} ${R_COMMAND}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${R_WHAT} failed (${rc}):\n  ${R_COMMAND}\n${out}\n${err}")
+  endif()
+  message(STATUS "${R_WHAT}: ok ${out}")
+  set(LAST_OUTPUT "${out}" PARENT_SCOPE)
+endfunction()
+
+set(prefix ${WORK_DIR}/prefix)
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+run(WHAT "cmake --install" COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+
+# Where did the library and the pkg-config file go (lib or lib/<multiarch>)?
+file(GLOB_RECURSE pc_files ${prefix}/*/catalyst.pc)
+if(NOT pc_files)
+  message(FATAL_ERROR "no catalyst.pc under ${prefix}: install rules for pkg-config are missing")
+endif()
+list(GET pc_files 0 pc_file)
+get_filename_component(pc_dir ${pc_file} DIRECTORY)
+get_filename_component(libdir ${pc_dir} DIRECTORY)
+file(GLOB plugins ${libdir}/catalyst/plugins/libcatalyst-*.so)
+if(NOT plugins)
+  message(FATAL_ERROR "no plugin installed in ${libdir}/catalyst/plugins")
+endif()
+foreach(test_plugin no-entry query-null abi-major2 null-entry older-abi garbage)
+  if(EXISTS ${libdir}/catalyst/plugins/libcatalyst-test-${test_plugin}.so)
+    message(FATAL_ERROR "test plugin libcatalyst-test-${test_plugin}.so was installed")
+  endif()
+endforeach()
+
+set(pc_env PKG_CONFIG_PATH=${pc_dir})
+run(WHAT "pkg-config --cflags" ENV ${pc_env} COMMAND pkg-config --cflags catalyst)
+separate_arguments(cflags UNIX_COMMAND "${LAST_OUTPUT}")
+run(WHAT "pkg-config --libs" ENV ${pc_env} COMMAND pkg-config --libs catalyst)
+separate_arguments(libs UNIX_COMMAND "${LAST_OUTPUT}")
+
+run(WHAT "compile consumer.c" COMMAND ${C_COMPILER} -std=c99 -pedantic -Wall -Werror ${cflags}
+    ${SOURCE_DIR}/consumer.c ${libs} -lm -o ${WORK_DIR}/consumer)
+
+# Does the loader find libcatalyst without help (rpath)? If not, LD_LIBRARY_PATH=<libdir>
+# and nothing more; the plugins must then be found from libcatalyst's own location.
+execute_process(COMMAND ldd ${WORK_DIR}/consumer OUTPUT_VARIABLE ldd_out)
+set(run_env "")
+if(ldd_out MATCHES "libcatalyst[^\n]*not found")
+  set(run_env LD_LIBRARY_PATH=${libdir})
+  message(STATUS "libcatalyst needs LD_LIBRARY_PATH=${libdir} (no rpath from pkg-config)")
+endif()
+run(WHAT "run consumer" ENV ${run_env} COMMAND ${WORK_DIR}/consumer)
+
+run(WHAT "installed headers as C++20" COMMAND ${CXX_COMPILER} -std=c++20 -Wall -Wextra -pedantic -Werror
+    ${cflags} ${SOURCE_DIR}/headers_cxx.cpp -fsyntax-only)
+foreach(header catalyst catalyst_plugin)
+  run(WHAT "installed ${header}.h as C99" COMMAND ${C_COMPILER} -std=c99 -Wall -Wextra -pedantic -Werror
+      ${cflags} -x c ${prefix}/include/catalyst/${header}.h -fsyntax-only)
+endforeach()
+
+run(WHAT "configure the find_package consumer"
+    COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/cmake_consumer -B ${WORK_DIR}/cmake_consumer -G ${GENERATOR}
+            -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER})
+run(WHAT "build the find_package consumer" COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/cmake_consumer)
+run(WHAT "run the find_package consumer" ENV ${run_env} COMMAND ${WORK_DIR}/cmake_consumer/cmake_consumer)
