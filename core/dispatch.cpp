@@ -1,6 +1,5 @@
 // dispatch.cpp — ctl_op_run and ctl_op_run_into: prepare the call (op_schema.cpp),
 // allocate or check the outputs, and submit it to the device's plugin.
-#include "enum_value.h"
 #include "dispatch.h"
 
 #include <algorithm>
@@ -153,21 +152,27 @@ extern "C" {
 
 CTL_EXPORT const char* ctl_op_name(ctl_op_id op) { return op_name(op); }
 
+// Every entry point below checks its op id before anything reads it as an enum.
+
 CTL_EXPORT ctl_status* ctl_op_run(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
                                   size_t output_count, ctl_tensor** out_tensors) {
+  CTL_RETURN_IF_ERROR(check_op_id(op));
   return guard([&] { return run_op(op, input_count, inputs, attrs, output_count, out_tensors); });
 }
 
 CTL_EXPORT ctl_status* ctl_op_run_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs,
                                        const void* attrs, size_t output_count, ctl_tensor* const* outputs) {
+  CTL_RETURN_IF_ERROR(check_op_id(op));
   return guard([&] { return run_op_into(op, input_count, inputs, attrs, output_count, outputs); });
 }
 
 CTL_EXPORT ctl_status* ctl_op_unary(ctl_op_id op, ctl_tensor* x, ctl_tensor** out_tensor) {
+  CTL_RETURN_IF_ERROR(check_op_id(op));
   return guard([&] { return run_op(op, 1, &x, nullptr, 1, out_tensor); });
 }
 
 CTL_EXPORT ctl_status* ctl_op_binary(ctl_op_id op, ctl_tensor* a, ctl_tensor* b, ctl_tensor** out_tensor) {
+  CTL_RETURN_IF_ERROR(check_op_id(op));
   return guard([&] {
     ctl_tensor* inputs[2] = {a, b};
     return run_op(op, 2, inputs, nullptr, 1, out_tensor);
@@ -189,11 +194,11 @@ CTL_EXPORT ctl_status* ctl_op_softmax(ctl_tensor* x, int64_t axis, ctl_tensor** 
 
 CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_count, const int64_t* axes,
                                      bool keepdims, ctl_tensor** out_tensor) {
+  CTL_RETURN_IF_ERROR(check_op_id(op));
   return guard([&]() -> ctl_status* {
     CTL_CHECK_ARG(axis_count <= CTL_MAX_RANK, "argument 'axis_count' is %zu; at most %d", axis_count, CTL_MAX_RANK);
     CTL_CHECK_ARG(axis_count == 0 || axes, "argument 'axes' is NULL but axis_count is %zu", axis_count);
-    const int raw_op = enum_value(op);
-    CTL_CHECK_ARG(raw_op >= CTL_OP_SUM && raw_op <= CTL_OP_LOGSUMEXP, "argument 'op' is %d, not a reduction", raw_op);
+    CTL_CHECK_ARG(op >= CTL_OP_SUM && op <= CTL_OP_LOGSUMEXP, "argument 'op' is %s, not a reduction", op_name(op));
     ctl_reduce_attrs attrs{};
     attrs.struct_size = CTL_REDUCE_ATTRS_STRUCT_SIZE;
     attrs.axis_count = static_cast<uint32_t>(axis_count);
@@ -208,6 +213,7 @@ CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_co
 }
 
 CTL_EXPORT ctl_status* ctl_op_cast(ctl_tensor* x, ctl_dtype dtype, ctl_tensor** out_tensor) {
+  CTL_RETURN_IF_ERROR(check_dtype(dtype, "dtype"));
   return guard([&] {
     ctl_cast_attrs attrs{CTL_CAST_ATTRS_STRUCT_SIZE, dtype};
     return run_op(CTL_OP_CAST, 1, &x, &attrs, 1, out_tensor);

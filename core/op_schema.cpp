@@ -76,7 +76,7 @@ constexpr OpInfo kOps[] = {
     {CTL_OP_RANDOM_NORMAL, "random_normal", Family::kCreate, Dtypes::kFloat},
 };
 
-const OpInfo* find_op(ctl_op_id op) {
+const OpInfo* find_op(const ctl_op_id& op) {
   const int raw = enum_value(op);
   for (const auto& info : kOps) {
     if (info.op == raw) return &info;
@@ -690,18 +690,20 @@ class Preparer {
 
 }  // namespace
 
-const char* op_name(ctl_op_id op) {
+const char* op_name(const ctl_op_id& op) {
   const OpInfo* info = find_op(op);
   return info ? info->name : nullptr;
 }
 
+ctl_status* check_op_id(const ctl_op_id& op) {
+  if (find_op(op)) return nullptr;
+  return make_status(CTL_STATUS_INVALID_ARGUMENT, "argument 'op' is %d, not a known ctl_op_id", enum_value(op));
+}
+
 ctl_status* prepare_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
                        size_t output_count, ctl_tensor* const* outputs, bool allocating, PreparedOp* out) {
+  CTL_RETURN_IF_ERROR(check_op_id(op));
   const OpInfo* info = find_op(op);
-  if (!info) {
-    return make_status(CTL_STATUS_INVALID_ARGUMENT, "argument 'op' is %d, not a known ctl_op_id",
-                       enum_value(op));
-  }
   CTL_RETURN_IF_ERROR(Preparer(*info, input_count, inputs, attrs, output_count, outputs, allocating, out).run());
   if (!out->device) return make_status(CTL_STATUS_INTERNAL, "%s: no device after validation", info->name);
   for (size_t i = 0; i < out->inputs.size(); ++i) {

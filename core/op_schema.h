@@ -43,8 +43,11 @@ struct PreparedOp {
   uint32_t reduce_input_rank = 0;
 };
 
-// The op's name, or NULL for an unknown id.
-const char* op_name(ctl_op_id op);
+// The op's name, or NULL for an unknown id. Takes a reference so that an out-of-range id
+// from C is never loaded as the enum (see enum_value.h).
+const char* op_name(const ctl_op_id& op);
+// INVALID_ARGUMENT for an unknown op id; C entry points call it before any other use.
+ctl_status* check_op_id(const ctl_op_id& op);
 
 // Validates and normalises a call. `outputs` (may be NULL) are the caller's output
 // tensors for ctl_op_run_into: creation ops and cast take their dtype and shape from them.

@@ -89,7 +89,7 @@ uint64_t extent_bytes(const Layout& layout) {
   return static_cast<uint64_t>(last + 1) * ctl_dtype_size(layout.dtype);
 }
 
-ctl_status* check_dtype(ctl_dtype dtype, const char* argument) {
+ctl_status* check_dtype(const ctl_dtype& dtype, const char* argument) {
   const int raw = enum_value(dtype);
   if (raw < 0 || raw >= CTL_DTYPE_COUNT_) {
     return make_status(CTL_STATUS_INVALID_ARGUMENT, "argument '%s' is %d, not a ctl_dtype", argument, raw);
@@ -270,6 +270,7 @@ CTL_EXPORT void ctl_abi_version(uint32_t* out_major, uint32_t* out_minor) {
 
 CTL_EXPORT ctl_status* ctl_tensor_create(ctl_device* device, ctl_dtype dtype, size_t rank, const int64_t* shape,
                                          ctl_tensor** out_tensor) {
+  CTL_RETURN_IF_ERROR(check_dtype(dtype, "dtype"));
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_create(device, dtype, rank, shape, out_tensor));
     return allocate_tensor(device, dtype, static_cast<uint32_t>(rank), shape, out_tensor);
@@ -278,11 +279,13 @@ CTL_EXPORT ctl_status* ctl_tensor_create(ctl_device* device, ctl_dtype dtype, si
 
 CTL_EXPORT ctl_status* ctl_tensor_create_zeros(ctl_device* device, ctl_dtype dtype, size_t rank,
                                                const int64_t* shape, ctl_tensor** out_tensor) {
+  CTL_RETURN_IF_ERROR(check_dtype(dtype, "dtype"));
   return ctl_tensor_create_full(device, dtype, rank, shape, 0.0, out_tensor);
 }
 
 CTL_EXPORT ctl_status* ctl_tensor_create_full(ctl_device* device, ctl_dtype dtype, size_t rank,
                                               const int64_t* shape, double value, ctl_tensor** out_tensor) {
+  CTL_RETURN_IF_ERROR(check_dtype(dtype, "dtype"));
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_create(device, dtype, rank, shape, out_tensor));
     ctl_tensor* tensor = nullptr;
@@ -303,6 +306,7 @@ CTL_EXPORT ctl_status* ctl_tensor_create_full(ctl_device* device, ctl_dtype dtyp
 CTL_EXPORT ctl_status* ctl_tensor_from_host(ctl_device* device, ctl_dtype dtype, size_t rank,
                                             const int64_t* shape, const void* data, size_t data_bytes,
                                             ctl_tensor** out_tensor) {
+  CTL_RETURN_IF_ERROR(check_dtype(dtype, "dtype"));
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_create(device, dtype, rank, shape, out_tensor));
     int64_t numel = 1;

@@ -46,7 +46,9 @@ void set_contiguous_strides(Layout& layout);
 // Validates a user-given shape: rank <= CTL_MAX_RANK, no negative dims, element count and
 // byte size representable. `argument` names the parameter in messages.
 ctl_status* check_shape(size_t rank, const int64_t* shape, ctl_dtype dtype, const char* argument);
-ctl_status* check_dtype(ctl_dtype dtype, const char* argument);
+// Takes a reference so that an out-of-range value from C is never loaded as the enum
+// (see enum_value.h); C entry points call it before any other use of the dtype.
+ctl_status* check_dtype(const ctl_dtype& dtype, const char* argument);
 
 }  // namespace catalyst
 

@@ -394,6 +394,12 @@ static ctl_status* r_matmul_beta(Fixture* f, Outs* o) {
 }
 static ctl_status* r_matmul_rank1(Fixture* f, Outs* o) { return ctl_op_matmul(f->c4, f->c4, &o->tensor); }
 static ctl_status* r_cast_bad_dtype(Fixture* f, Outs* o) { return ctl_op_cast(f->a, (ctl_dtype)42, &o->tensor); }
+static ctl_status* r_cast_attrs_bad_dtype(Fixture* f, Outs* o) {
+  ctl_cast_attrs attrs;
+  attrs.struct_size = CTL_CAST_ATTRS_STRUCT_SIZE;
+  attrs.dtype = (ctl_dtype)42;
+  return ctl_op_run(CTL_OP_CAST, 1, &f->a, &attrs, 1, &o->tensor);
+}
 static ctl_status* r_concat_rank(Fixture* f, Outs* o) {
   ctl_tensor* in[2];
   in[0] = f->a; in[1] = f->c4;
@@ -543,7 +549,8 @@ static const Row kRows[] = {
     {"matmul: inner dims differ", r_matmul_inner, IA, "inner dimensions", 0},
     {"matmul: beta != 0 with ctl_op_run", r_matmul_beta, IA, "attrs->beta", 0},
     {"matmul: rank-1 inputs", r_matmul_rank1, IA, "rank", 0},
-    {"cast to dtype 42", r_cast_bad_dtype, IA, "attrs->dtype", 1},
+    {"cast to dtype 42", r_cast_bad_dtype, IA, "'dtype' is 42", 1},
+    {"cast with attrs->dtype 42", r_cast_attrs_bad_dtype, IA, "attrs->dtype", 1},
     {"concat of rank 2 and rank 1", r_concat_rank, IA, "rank", 0},
     {"layer_norm: weight of the wrong length", r_layer_norm_weight, IA, "weight", 0},
     {"op_run on fill (a creation op)", r_fill_with_run, IA, "ctl_op_run_into", 0},
