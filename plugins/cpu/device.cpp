@@ -1,0 +1,234 @@
+// device.cpp — the instance (host table + thread pool) and its single device: this
+// machine's CPUs, described from /proc/cpuinfo, /proc/meminfo, sysconf and the affinity mask.
+#include <dirent.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include "catalyst/sdk/status.hpp"
+#include "plugin.h"
+
+namespace catalyst::cpu {
+namespace {
+
+bool host_is_complete(const ctl_host_api* host) {
+  return host && host->struct_size >= CTL_HOST_API_STRUCT_SIZE && host->alloc && host->free &&
+         host->status_create;
+}
+
+// Copies the value of the first "key<spaces>: value" line of /proc/cpuinfo into out.
+bool cpuinfo_value(const char* key, char* out, size_t out_size) {
+  FILE* file = std::fopen("/proc/cpuinfo", "r");
+  if (!file) return false;
+  char line[512];
+  bool found = false;
+  const size_t key_length = std::strlen(key);
+  while (!found && std::fgets(line, sizeof line, file)) {
+    if (std::strncmp(line, key, key_length) != 0) continue;
+    const char* p = line + key_length;
+    while (*p == ' ' || *p == '\t') ++p;
+    if (*p != ':') continue;
+    ++p;
+    while (*p == ' ' || *p == '\t') ++p;
+    size_t n = std::strcspn(p, "\n");
+    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t')) --n;
+    if (n == 0) continue;
+    if (n >= out_size) n = out_size - 1;
+    std::memcpy(out, p, n);
+    out[n] = '\0';
+    found = true;
+  }
+  std::fclose(file);
+  return found;
+}
+
+// A /proc/meminfo field in bytes, 0 when absent.
+uint64_t meminfo_bytes(const char* key) {
+  FILE* file = std::fopen("/proc/meminfo", "r");
+  if (!file) return 0;
+  char line[256];
+  uint64_t result = 0;
+  const size_t key_length = std::strlen(key);
+  while (std::fgets(line, sizeof line, file)) {
+    unsigned long long kib = 0;
+    if (std::strncmp(line, key, key_length) == 0 && line[key_length] == ':' &&
+        std::sscanf(line + key_length + 1, "%llu", &kib) == 1) {
+      result = static_cast<uint64_t>(kib) * 1024u;
+      break;
+    }
+  }
+  std::fclose(file);
+  return result;
+}
+
+uint64_t memory_total() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+  return meminfo_bytes("MemTotal");
+}
+
+uint64_t memory_free() {
+  // MemAvailable counts reclaimable cache, which is what "free for tensors" means.
+  if (const uint64_t available = meminfo_bytes("MemAvailable")) return available;
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+  return 0;
+}
+
+uint32_t usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+    return static_cast<uint32_t>(CPU_COUNT(&set));
+  }
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<uint32_t>(online) : 1u;
+}
+
+// 0 on a single-node machine; -1 when there are several nodes (the device spans them) or
+// the topology cannot be read.
+int32_t numa_node() {
+  DIR* dir = opendir("/sys/devices/system/node");
+  if (!dir) return -1;
+  int nodes = 0;
+  while (const dirent* entry = readdir(dir)) {
+    if (std::strncmp(entry->d_name, "node", 4) == 0 && entry->d_name[4] >= '0' && entry->d_name[4] <= '9') {
+      ++nodes;
+    }
+  }
+  closedir(dir);
+  return nodes == 1 ? 0 : -1;
+}
+
+void describe_device(ctl_plugin_device* device) {
+  if (!cpuinfo_value("model name", device->name, sizeof device->name)) {
+    std::snprintf(device->name, sizeof device->name, "CPU");
+  }
+  if (!cpuinfo_value("vendor_id", device->vendor, sizeof device->vendor)) {
+    std::snprintf(device->vendor, sizeof device->vendor, "unknown");
+  }
+  device->compute_units = usable_cpus();
+  device->numa_node = numa_node();
+}
+
+}  // namespace
+
+ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_instance) {
+  // Without a complete host table there is no way to make a status: report nothing and
+  // leave no instance behind (the core always passes its table).
+  if (!host_is_complete(host)) {
+    if (out_instance) *out_instance = nullptr;
+    return nullptr;
+  }
+  if (!out_instance) {
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sinstance_create: out_instance is NULL", kLogPrefix);
+  }
+  ctl_plugin_instance* instance = nullptr;
+  try {
+    instance = host_new<ctl_plugin_instance>(host);
+    if (!instance) {
+      return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sinstance_create: out of host memory", kLogPrefix);
+    }
+    instance->host = host;
+    instance->pool = nullptr;
+    instance->device.instance = instance;
+    describe_device(&instance->device);
+    const unsigned threads = default_thread_count();
+    void* memory = host->alloc(host->context, sizeof(ThreadPool), alignof(ThreadPool) < 16 ? 16 : alignof(ThreadPool));
+    if (!memory) {
+      host_delete(host, instance);
+      return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sinstance_create: out of host memory", kLogPrefix);
+    }
+    try {
+      instance->pool = new (memory) ThreadPool(threads);
+    } catch (...) {
+      host->free(host->context, memory);
+      throw;
+    }
+    if (host->struct_size >= CTL_HOST_API_STRUCT_SIZE && host->log) {
+      sdk::log(host, CTL_LOG_DEBUG, "%s\"%s\" with %u threads", kLogPrefix, instance->device.name, threads);
+    }
+  } catch (const std::bad_alloc&) {
+    host_delete(host, instance);
+    return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sinstance_create: out of memory", kLogPrefix);
+  } catch (const std::exception& e) {
+    host_delete(host, instance);
+    return sdk::make_status(host, CTL_STATUS_INTERNAL, "%sinstance_create: %s", kLogPrefix, e.what());
+  } catch (...) {
+    host_delete(host, instance);
+    return sdk::make_status(host, CTL_STATUS_INTERNAL, "%sinstance_create: unknown exception", kLogPrefix);
+  }
+  *out_instance = instance;
+  return nullptr;
+}
+
+void instance_destroy(ctl_plugin_instance* instance) {
+  if (!instance) return;
+  const ctl_host_api* host = instance->host;
+  host_delete(host, instance->pool);
+  host_delete(host, instance);
+}
+
+ctl_status* device_count(ctl_plugin_instance* instance, uint32_t* out_count) {
+  if (!instance) return null_handle("device_count", "instance");
+  if (!out_count) {
+    return sdk::make_status(instance->host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_count: out_count is NULL", kLogPrefix);
+  }
+  *out_count = 1;
+  return nullptr;
+}
+
+ctl_status* device_get(ctl_plugin_instance* instance, uint32_t index, ctl_plugin_device** out_device) {
+  if (!instance) return null_handle("device_get", "instance");
+  if (!out_device) {
+    return sdk::make_status(instance->host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_get: out_device is NULL", kLogPrefix);
+  }
+  if (index != 0) {
+    return sdk::make_status(instance->host, CTL_STATUS_NOT_FOUND,
+                            "%sdevice_get: index %u out of range (the cpu plugin has 1 device)", kLogPrefix, index);
+  }
+  *out_device = &instance->device;
+  return nullptr;
+}
+
+ctl_status* device_properties(ctl_plugin_device* device, ctl_plugin_device_properties* out_properties) {
+  if (!device) return null_handle("device_properties", "device");
+  const ctl_host_api* host = device->instance->host;
+  if (!out_properties) {
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_properties: out_properties is NULL", kLogPrefix);
+  }
+  if (out_properties->struct_size < sizeof(size_t)) {
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_properties: struct_size %zu is too small",
+                            kLogPrefix, out_properties->struct_size);
+  }
+  ctl_plugin_device_properties full{};
+  full.struct_size = out_properties->struct_size;
+  full.next = nullptr;
+  full.name = device->name;
+  full.vendor = device->vendor;
+  full.driver_version = "catalyst-cpu 1.0.0";
+  full.kind = CTL_DEVICE_KIND_CPU;
+  full.memory_total = memory_total();
+  full.memory_free = memory_free();
+  full.compute_units = device->compute_units;
+  full.pci_bus_id = nullptr;
+  full.numa_node = device->numa_node;
+  full.has_uuid = false;
+  full.dtype_mask = (1u << CTL_DTYPE_COUNT_) - 1u;  // every dtype of ABI 1.0
+  full.host_visible = true;
+  // An older core passes a smaller struct: write only what it has room for, and keep
+  // its own struct_size (and next) as they were.
+  const size_t size = out_properties->struct_size < sizeof full ? out_properties->struct_size : sizeof full;
+  const void* next = out_properties->next;
+  const size_t caller_size = out_properties->struct_size;
+  std::memcpy(out_properties, &full, size);
+  out_properties->struct_size = caller_size;
+  if (size >= offsetof(ctl_plugin_device_properties, next) + sizeof(void*)) out_properties->next = next;
+  return nullptr;
+}
+
+}  // namespace catalyst::cpu

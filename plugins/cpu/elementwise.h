@@ -1,0 +1,66 @@
+// elementwise.h — running a per-element functor over operands that share one shape:
+// a tight loop when every operand is contiguous along the run (the compiler vectorises
+// it), a stride-0 variant for a broadcast scalar, and a strided loop for everything else.
+#pragma once
+
+#include <cstdint>
+
+#include "op_context.h"
+#include "tensor_iter.h"
+
+namespace catalyst::cpu {
+
+// Elements per parallel part: cheap arithmetic amortises a part's start-up only over
+// many elements; transcendental functions over fewer.
+inline constexpr int64_t kCheapGrain = 32768;
+inline constexpr int64_t kCostlyGrain = 4096;
+
+// out[i] = f(in[i]). O and I are storage types; f maps I to O.
+template <class O, class I, class F>
+void map_unary(const OpContext& ctx, const View& out, const View& in, int64_t grain, F f) {
+  const auto layout = make_layout<2>(out.rank, out.shape, {out.strides, in.strides});
+  O* const o = out.as<O>();
+  const I* const x = in.as<I>();
+  parallel_for(ctx.pool, layout.numel, grain, [&](int64_t begin, int64_t end, unsigned) {
+    for_each_segment(layout, begin, end, [&](const std::array<int64_t, 2>& off, int64_t n, int64_t) {
+      O* __restrict po = o + off[0];
+      const I* __restrict px = x + off[1];
+      const int64_t so = layout.inner_stride(0), sx = layout.inner_stride(1);
+      if (so == 1 && sx == 1) {
+        for (int64_t i = 0; i < n; ++i) po[i] = f(px[i]);
+      } else {
+        for (int64_t i = 0; i < n; ++i) po[i * so] = f(px[i * sx]);
+      }
+    });
+  });
+}
+
+// out[i] = f(a[i], b[i]).
+template <class O, class I, class F>
+void map_binary(const OpContext& ctx, const View& out, const View& a, const View& b, int64_t grain, F f) {
+  const auto layout = make_layout<3>(out.rank, out.shape, {out.strides, a.strides, b.strides});
+  O* const o = out.as<O>();
+  const I* const pa = a.as<I>();
+  const I* const pb = b.as<I>();
+  parallel_for(ctx.pool, layout.numel, grain, [&](int64_t begin, int64_t end, unsigned) {
+    for_each_segment(layout, begin, end, [&](const std::array<int64_t, 3>& off, int64_t n, int64_t) {
+      O* __restrict po = o + off[0];
+      const I* __restrict xa = pa + off[1];
+      const I* __restrict xb = pb + off[2];
+      const int64_t so = layout.inner_stride(0), sa = layout.inner_stride(1), sb = layout.inner_stride(2);
+      if (so == 1 && sa == 1 && sb == 1) {
+        for (int64_t i = 0; i < n; ++i) po[i] = f(xa[i], xb[i]);
+      } else if (so == 1 && sa == 1 && sb == 0) {
+        const I vb = xb[0];
+        for (int64_t i = 0; i < n; ++i) po[i] = f(xa[i], vb);
+      } else if (so == 1 && sa == 0 && sb == 1) {
+        const I va = xa[0];
+        for (int64_t i = 0; i < n; ++i) po[i] = f(va, xb[i]);
+      } else {
+        for (int64_t i = 0; i < n; ++i) po[i * so] = f(xa[i * sa], xb[i * sb]);
+      }
+    });
+  });
+}
+
+}  // namespace catalyst::cpu

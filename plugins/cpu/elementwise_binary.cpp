@@ -1,0 +1,191 @@
+// elementwise_binary.cpp — add ... minimum (numeric), the comparisons (every dtype, bool
+// out) and where. The core has already broadcast every input to the output's shape, so
+// a broadcast input simply has stride 0 on some axes.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "dtype_dispatch.h"
+#include "elementwise.h"
+#include "kernels.h"
+
+namespace catalyst::cpu {
+namespace {
+
+template <class C> using unsigned_t = std::make_unsigned_t<C>;
+
+template <ctl_op_id Op, class C> inline C apply(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    // Integer overflow wraps (ops.md): compute in unsigned arithmetic, where it is defined.
+    using U = unsigned_t<C>;
+    if constexpr (Op == CTL_OP_ADD) return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+    else if constexpr (Op == CTL_OP_SUB) return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
+    else if constexpr (Op == CTL_OP_MUL) {
+      // u8 * u8 promotes to int and cannot overflow it; wider types stay unsigned.
+      return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
+    } else if constexpr (Op == CTL_OP_DIV) {
+      if (b == 0) return C(0);
+      if constexpr (std::is_signed_v<C>) {
+        if (b == -1) return static_cast<C>(0 - static_cast<U>(a));  // INT_MIN / -1 == INT_MIN
+      }
+      return static_cast<C>(a / b);
+    } else if constexpr (Op == CTL_OP_POW) {
+      if constexpr (std::is_signed_v<C>) {
+        if (b < 0) {
+          if (a == 1) return C(1);
+          if (a == -1) return (b & 1) ? C(-1) : C(1);
+          return C(0);
+        }
+      }
+      // Square-and-multiply modulo 2^64; truncating at the end gives the same low bits.
+      uint64_t result = 1, base = static_cast<uint64_t>(static_cast<int64_t>(a));
+      for (uint64_t e = static_cast<uint64_t>(b); e; e >>= 1) {
+        if (e & 1) result *= base;
+        base *= base;
+      }
+      return static_cast<C>(result);
+    } else if constexpr (Op == CTL_OP_MAXIMUM) return a > b ? a : b;
+    else if constexpr (Op == CTL_OP_MINIMUM) return a < b ? a : b;
+  } else {
+    if constexpr (Op == CTL_OP_ADD) return a + b;
+    else if constexpr (Op == CTL_OP_SUB) return a - b;
+    else if constexpr (Op == CTL_OP_MUL) return a * b;
+    else if constexpr (Op == CTL_OP_DIV) return a / b;
+    else if constexpr (Op == CTL_OP_POW) return std::pow(a, b);
+    else if constexpr (Op == CTL_OP_MAXIMUM) {
+      // NaN propagates; of two zeros +0 is the larger (IEEE 754-2019 maximum).
+      if (a != a) return a;
+      if (b != b) return b;
+      if (a == b) return std::signbit(a) ? b : a;
+      return a > b ? a : b;
+    } else if constexpr (Op == CTL_OP_MINIMUM) {
+      if (a != a) return a;
+      if (b != b) return b;
+      if (a == b) return std::signbit(a) ? a : b;
+      return a < b ? a : b;
+    }
+  }
+}
+
+template <ctl_op_id Op>
+bool run_arith(const OpContext& ctx, const View& out, const View& a, const View& b) {
+  constexpr int64_t grain = Op == CTL_OP_POW ? kCostlyGrain : kCheapGrain;
+  return dispatch_numeric(a.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_binary<T, T>(ctx, out, a, b, grain, [](T x, T y) { return store<T>(apply<Op>(load(x), load(y))); });
+  });
+}
+
+template <ctl_op_id Op, class C> inline bool compare(C a, C b) {
+  // Built-in comparisons already give IEEE NaN behaviour: false, except != which is true.
+  if constexpr (Op == CTL_OP_EQ) return a == b;
+  else if constexpr (Op == CTL_OP_NE) return a != b;
+  else if constexpr (Op == CTL_OP_LT) return a < b;
+  else if constexpr (Op == CTL_OP_LE) return a <= b;
+  else if constexpr (Op == CTL_OP_GT) return a > b;
+  else return a >= b;
+}
+
+template <ctl_op_id Op>
+bool run_compare_op(const OpContext& ctx, const View& out, const View& a, const View& b) {
+  return dispatch_all(a.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_binary<uint8_t, T>(ctx, out, a, b, kCheapGrain,
+                           [](T x, T y) { return static_cast<uint8_t>(compare<Op>(load(x), load(y))); });
+  });
+}
+
+ctl_status* binary_views(const OpContext& ctx, View* a, View* b, View* out) {
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(2, 2, 1, 1));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "a", a));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "b", b));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "out", out));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(*b, "input 1 (b)", a->dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(*out, "output 0 (out)", *a, "input 0 (a)"));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(*out, "output 0 (out)", *b, "input 1 (b)"));
+  return nullptr;
+}
+
+}  // namespace
+
+ctl_status* run_binary(const OpContext& ctx) {
+  View a, b, out;
+  CTL_SDK_RETURN_IF_ERROR(binary_views(ctx, &a, &b, &out));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", a.dtype));
+  if (out.numel() == 0) return nullptr;
+  bool done = false;
+  switch (ctx.call->op) {
+    case CTL_OP_ADD: done = run_arith<CTL_OP_ADD>(ctx, out, a, b); break;
+    case CTL_OP_SUB: done = run_arith<CTL_OP_SUB>(ctx, out, a, b); break;
+    case CTL_OP_MUL: done = run_arith<CTL_OP_MUL>(ctx, out, a, b); break;
+    case CTL_OP_DIV: done = run_arith<CTL_OP_DIV>(ctx, out, a, b); break;
+    case CTL_OP_POW: done = run_arith<CTL_OP_POW>(ctx, out, a, b); break;
+    case CTL_OP_MAXIMUM: done = run_arith<CTL_OP_MAXIMUM>(ctx, out, a, b); break;
+    case CTL_OP_MINIMUM: done = run_arith<CTL_OP_MINIMUM>(ctx, out, a, b); break;
+    default: break;
+  }
+  if (!done) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(a.dtype));
+  return nullptr;
+}
+
+ctl_status* run_compare(const OpContext& ctx) {
+  View a, b, out;
+  CTL_SDK_RETURN_IF_ERROR(binary_views(ctx, &a, &b, &out));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", CTL_DTYPE_BOOL));
+  if (out.numel() == 0) return nullptr;
+  bool done = false;
+  switch (ctx.call->op) {
+    case CTL_OP_EQ: done = run_compare_op<CTL_OP_EQ>(ctx, out, a, b); break;
+    case CTL_OP_NE: done = run_compare_op<CTL_OP_NE>(ctx, out, a, b); break;
+    case CTL_OP_LT: done = run_compare_op<CTL_OP_LT>(ctx, out, a, b); break;
+    case CTL_OP_LE: done = run_compare_op<CTL_OP_LE>(ctx, out, a, b); break;
+    case CTL_OP_GT: done = run_compare_op<CTL_OP_GT>(ctx, out, a, b); break;
+    case CTL_OP_GE: done = run_compare_op<CTL_OP_GE>(ctx, out, a, b); break;
+    default: break;
+  }
+  if (!done) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(a.dtype));
+  return nullptr;
+}
+
+ctl_status* run_where(const OpContext& ctx) {
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(3, 3, 1, 1));
+  View cond, a, b, out;
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "cond", &cond));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "a", &a));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "b", &b));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "out", &out));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(cond, "input 0 (cond)", CTL_DTYPE_BOOL));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(b, "input 2 (b)", a.dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", a.dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(out, "output 0 (out)", cond, "input 0 (cond)"));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(out, "output 0 (out)", a, "input 1 (a)"));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(out, "output 0 (out)", b, "input 2 (b)"));
+  if (out.numel() == 0) return nullptr;
+  const auto layout = make_layout<4>(out.rank, out.shape, {out.strides, cond.strides, a.strides, b.strides});
+  // Selecting moves bits: dispatch on the element size only.
+  dispatch_raw(out.element_size, [&](auto tag) {
+    using R = typename decltype(tag)::type;
+    R* const po = out.as<R>();
+    const uint8_t* const pc = cond.as<uint8_t>();
+    const R* const pa = a.as<R>();
+    const R* const pb = b.as<R>();
+    parallel_for(ctx.pool, layout.numel, kCheapGrain, [&](int64_t begin, int64_t end, unsigned) {
+      for_each_segment(layout, begin, end, [&](const std::array<int64_t, 4>& off, int64_t n, int64_t) {
+        const int64_t so = layout.inner_stride(0), sc = layout.inner_stride(1);
+        const int64_t sa = layout.inner_stride(2), sb = layout.inner_stride(3);
+        R* __restrict o = po + off[0];
+        const uint8_t* __restrict c = pc + off[1];
+        const R* __restrict x = pa + off[2];
+        const R* __restrict y = pb + off[3];
+        if (so == 1 && sc == 1 && sa == 1 && sb == 1) {
+          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+        } else {
+          for (int64_t i = 0; i < n; ++i) o[i * so] = c[i * sc] ? x[i * sa] : y[i * sb];
+        }
+      });
+    });
+  });
+  return nullptr;
+}
+
+}  // namespace catalyst::cpu

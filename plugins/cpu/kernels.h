@@ -1,0 +1,31 @@
+// kernels.h — one entry per op family. Each validates the parts of the call it relies on
+// and runs the op to completion on the calling thread plus the instance's pool.
+#pragma once
+
+#include "op_context.h"
+
+namespace catalyst::cpu {
+
+ctl_status* run_unary(const OpContext& ctx);        // elementwise_unary.cpp
+ctl_status* run_binary(const OpContext& ctx);       // elementwise_binary.cpp (arithmetic)
+ctl_status* run_compare(const OpContext& ctx);      // elementwise_binary.cpp
+ctl_status* run_where(const OpContext& ctx);        // elementwise_binary.cpp
+ctl_status* run_reduce(const OpContext& ctx);       // reduce.cpp
+ctl_status* run_matmul(const OpContext& ctx);       // matmul.cpp
+ctl_status* run_softmax(const OpContext& ctx);      // normalization.cpp (and log_softmax)
+ctl_status* run_layer_norm(const OpContext& ctx);   // normalization.cpp
+ctl_status* run_rms_norm(const OpContext& ctx);     // normalization.cpp
+ctl_status* run_copy(const OpContext& ctx);         // movement.cpp
+ctl_status* run_cast(const OpContext& ctx);         // movement.cpp
+ctl_status* run_concat(const OpContext& ctx);       // movement.cpp
+ctl_status* run_gather(const OpContext& ctx);       // indexing.cpp
+ctl_status* run_scatter_add(const OpContext& ctx);  // indexing.cpp
+ctl_status* run_fill(const OpContext& ctx);         // creation.cpp
+ctl_status* run_arange(const OpContext& ctx);       // creation.cpp
+ctl_status* run_random(const OpContext& ctx);       // creation.cpp
+
+// movement.cpp: copies src into dst element by element (same shape, same element size),
+// in parallel; shared by copy, concat and scatter_add.
+void copy_elements(const OpContext& ctx, const View& src, const View& dst);
+
+}  // namespace catalyst::cpu

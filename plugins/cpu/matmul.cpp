@@ -1,0 +1,468 @@
+// matmul.cpp — batched matmul with alpha, beta, a broadcast bias and a fused activation.
+//
+// Floats use a packed GEMM (BLIS-style): for each block of B (KC x NC) packed into
+// NR-wide panels and each block of A (MC x KC) packed into MR-tall panels, a
+// register-blocked micro-kernel (gemm_kernels.cpp) computes MR x NR tiles. Packing reads
+// A and B through their strides, so transposed or broadcast operands cost nothing extra,
+// and it converts f16/bf16 to f32 on the way in. f32 and f64 accumulate in their own type;
+// f16/bf16 in f32. Threads split M blocks of one product, or whole products when a batch
+// has many small ones. Integers use a plain row loop that wraps in 64 bits.
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "cast_rules.h"
+#include "dtype_dispatch.h"
+#include "gemm_kernels.h"
+#include "kernels.h"
+
+namespace catalyst::cpu {
+namespace {
+
+constexpr int64_t kKc = 256;   // depth of a packed block: a B panel of KC x NR stays in L1
+constexpr int64_t kMc = 192;   // rows of a packed A block (L2)
+constexpr int64_t kNc = 4096;  // columns of a packed B block (L3)
+
+// One operand's 2-D matrix inside one batch element: element (i, j) is at data[i*rs + j*cs].
+struct Matrix {
+  const char* data;
+  int64_t rs, cs;
+};
+
+// Everything about one matmul call, independent of the batch element.
+struct Problem {
+  int64_t M, N, K;
+  ctl_dtype dtype;
+  double alpha, beta;
+  ctl_activation activation;
+  bool has_bias;
+  // Batch geometry: out's batch axes, and each operand's stride on them (0 = broadcast).
+  uint32_t batch_rank;
+  int64_t batch_shape[CTL_MAX_RANK];
+  int64_t batch_strides[4][CTL_MAX_RANK];  // a, b, out, bias
+  int64_t batches;
+  View a, b, out, bias;
+};
+
+template <class C> inline C activate(C v, ctl_activation activation) {
+  switch (activation) {
+    case CTL_ACTIVATION_RELU: return v != v ? v : (v > 0 ? v : C(0));
+    case CTL_ACTIVATION_GELU: return v * C(0.5) * (C(1) + std::erf(v / C(1.4142135623730950488)));
+    case CTL_ACTIVATION_GELU_TANH:
+      return C(0.5) * v * (C(1) + std::tanh(C(0.79788456080286535588) * (v + C(0.044715) * v * v * v)));
+    default: return v;
+  }
+}
+
+// Element offsets (a, b, out, bias) of batch element `index`.
+void batch_offsets(const Problem& p, int64_t index, int64_t offsets[4]) {
+  for (int s = 0; s < 4; ++s) offsets[s] = 0;
+  for (uint32_t axis = p.batch_rank; axis-- > 0;) {
+    const int64_t i = index % p.batch_shape[axis];
+    index /= p.batch_shape[axis];
+    for (int s = 0; s < 4; ++s) offsets[s] += i * p.batch_strides[s][axis];
+  }
+}
+
+// ---- float GEMM -------------------------------------------------------------------------
+
+// Packs rows [0, mc) x depth [0, kc) of A into MR-tall panels, zero-padding the last.
+template <class Acc, class S>
+void pack_a(Acc* __restrict dst, const S* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, int mr) {
+  for (int64_t ir = 0; ir < mc; ir += mr) {
+    const int64_t m = std::min<int64_t>(mr, mc - ir);
+    const S* panel = a + ir * rs;
+    for (int64_t k = 0; k < kc; ++k) {
+      int64_t i = 0;
+      for (; i < m; ++i) dst[k * mr + i] = static_cast<Acc>(load(panel[i * rs + k * cs]));
+      for (; i < mr; ++i) dst[k * mr + i] = Acc(0);
+    }
+    dst += mr * kc;
+  }
+}
+
+// Packs depth [0, kc) x columns [0, nc) of B into NR-wide panels, zero-padding the last.
+template <class Acc, class S>
+void pack_b_panel(Acc* __restrict dst, const S* b, int64_t rs, int64_t cs, int64_t n, int64_t kc, int nr) {
+  for (int64_t k = 0; k < kc; ++k) {
+    const S* row = b + k * rs;
+    int64_t j = 0;
+    if (cs == 1) {
+      for (; j < n; ++j) dst[k * nr + j] = static_cast<Acc>(load(row[j]));
+    } else {
+      for (; j < n; ++j) dst[k * nr + j] = static_cast<Acc>(load(row[j * cs]));
+    }
+    for (; j < nr; ++j) dst[k * nr + j] = Acc(0);
+  }
+}
+
+// Where a tile's results go: straight into the output (f32/f64 output with unit column
+// stride), or into an Acc scratch matrix that the epilogue then writes out.
+template <class Acc>
+struct Target {
+  Acc* c;
+  int64_t ldc;
+  bool direct;  // beta, bias and activation are applied here rather than in the epilogue
+  const char* bias;
+  int64_t bias_rs, bias_cs;
+};
+
+// Adds alpha * tile into C at (row, col); first/last say whether this is the first or
+// the last depth block.
+template <class Acc>
+void merge_tile(const Problem& p, const Target<Acc>& t, const Acc* tile, int nr, int64_t row, int64_t col,
+                int64_t m, int64_t n, bool first, bool last) {
+  const Acc alpha = static_cast<Acc>(p.alpha), beta = static_cast<Acc>(p.beta);
+  for (int64_t i = 0; i < m; ++i) {
+    Acc* c = t.c + (row + i) * t.ldc + col;
+    const Acc* s = tile + i * nr;
+    if (first) {
+      if (t.direct && beta != Acc(0)) {
+        for (int64_t j = 0; j < n; ++j) c[j] = alpha * s[j] + beta * c[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j) c[j] = alpha * s[j];  // beta == 0: C is never read
+      }
+    } else {
+      for (int64_t j = 0; j < n; ++j) c[j] += alpha * s[j];
+    }
+    if (last && t.direct) {
+      if (t.bias) {
+        const Acc* bias = reinterpret_cast<const Acc*>(t.bias) + (row + i) * t.bias_rs + col * t.bias_cs;
+        for (int64_t j = 0; j < n; ++j) c[j] += bias[j * t.bias_cs];
+      }
+      if (p.activation != CTL_ACTIVATION_NONE) {
+        for (int64_t j = 0; j < n; ++j) c[j] = activate(c[j], p.activation);
+      }
+    }
+  }
+}
+
+// Scratch layout of one GEMM: per-thread A blocks, B block(s), optional C.
+template <class Acc>
+struct Buffers {
+  Acc* a;  // threads x a_size
+  int64_t a_size;
+  Acc* b;  // one B block, or threads x b_size in batch-parallel mode
+  int64_t b_size;
+  Acc* c;  // M x N per thread when the output is not written directly
+};
+
+// C(M x N) = alpha * A @ B (+ beta/bias/activation when direct) for one batch element.
+// With a pool, B blocks are packed together and M blocks are shared out; without one,
+// the calling thread does it all with the buffers of slot `slot`.
+template <class Acc, class S>
+void gemm(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& a, const Matrix& b, const Target<Acc>& t,
+          const Buffers<Acc>& buffers, ThreadPool* pool, unsigned slot, int64_t mc_block) {
+  const int mr = kernel.mr, nr = kernel.nr;
+  const S* const pa = reinterpret_cast<const S*>(a.data);
+  const S* const pb = reinterpret_cast<const S*>(b.data);
+  Acc* const bpack = buffers.b + (pool ? 0 : slot * buffers.b_size);
+  const int64_t m_blocks = (p.M + mc_block - 1) / mc_block;
+  for (int64_t jc = 0; jc < p.N; jc += kNc) {
+    const int64_t nc = std::min(kNc, p.N - jc);
+    const int64_t panels = (nc + nr - 1) / nr;
+    for (int64_t pc = 0; pc < p.K; pc += kKc) {
+      const int64_t kc = std::min(kKc, p.K - pc);
+      const bool first = pc == 0, last = pc + kc == p.K;
+      parallel_for(pool, panels, 8, [&](int64_t begin, int64_t end, unsigned) {
+        for (int64_t q = begin; q < end; ++q) {
+          pack_b_panel<Acc, S>(bpack + q * nr * kc, pb + pc * b.rs + (jc + q * nr) * b.cs, b.rs, b.cs,
+                               std::min<int64_t>(nr, nc - q * nr), kc, nr);
+        }
+      });
+      parallel_for(pool, m_blocks, 1, [&](int64_t begin, int64_t end, unsigned part) {
+        Acc* const apack = buffers.a + (pool ? part : slot) * buffers.a_size;
+        alignas(64) Acc tile[16 * 32];
+        for (int64_t block = begin; block < end; ++block) {
+          const int64_t ic = block * mc_block;
+          const int64_t mc = std::min(mc_block, p.M - ic);
+          pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
+          for (int64_t q = 0; q < panels; ++q) {
+            const int64_t n = std::min<int64_t>(nr, nc - q * nr);
+            for (int64_t ir = 0; ir < mc; ir += mr) {
+              kernel.run(kc, apack + ir * kc, bpack + q * nr * kc, tile);
+              merge_tile<Acc>(p, t, tile, nr, ic + ir, jc + q * nr, std::min<int64_t>(mr, mc - ir), n, first, last);
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
+// out = act(C + beta * out + bias) for outputs not written directly; C may be NULL (K == 0).
+template <class Acc, class T>
+void epilogue(const Problem& p, const Acc* c, T* out, int64_t ors, int64_t ocs, const T* bias, int64_t brs,
+              int64_t bcs, ThreadPool* pool) {
+  parallel_for(pool, p.M, std::max<int64_t>(1, 16384 / std::max<int64_t>(p.N, 1)),
+               [&](int64_t begin, int64_t end, unsigned) {
+                 for (int64_t i = begin; i < end; ++i) {
+                   for (int64_t j = 0; j < p.N; ++j) {
+                     Acc v = c ? c[i * p.N + j] : Acc(0);
+                     T* o = out + i * ors + j * ocs;
+                     if (p.beta != 0) v += static_cast<Acc>(p.beta) * static_cast<Acc>(load(*o));
+                     if (bias) v += static_cast<Acc>(load(bias[i * brs + j * bcs]));
+                     *o = store<T>(activate(v, p.activation));
+                   }
+                 }
+               });
+}
+
+template <class T>
+ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const GemmKernel<Acc>& kernel = [] {
+    if constexpr (std::is_same_v<Acc, double>) return gemm_kernel_f64();
+    else return gemm_kernel_f32();
+  }();
+  const int64_t M = p.M, N = p.N, K = p.K;
+  const int64_t ors = p.out.strides[p.out.rank - 2], ocs = p.out.strides[p.out.rank - 1];
+  const int64_t brs = p.has_bias ? p.bias.strides[p.bias.rank - 2] : 0;
+  const int64_t bcs = p.has_bias ? p.bias.strides[p.bias.rank - 1] : 0;
+  const int64_t ars = p.a.strides[p.a.rank - 2], acs = p.a.strides[p.a.rank - 1];
+  const int64_t bkrs = p.b.strides[p.b.rank - 2], bkcs = p.b.strides[p.b.rank - 1];
+  const size_t es = sizeof(T);
+
+  if (K == 0) {  // out = act(beta * out + bias)
+    for (int64_t index = 0; index < p.batches; ++index) {
+      int64_t off[4];
+      batch_offsets(p, index, off);
+      epilogue<Acc, T>(p, nullptr, p.out.as<T>() + off[2], ors, ocs, p.has_bias ? p.bias.as<T>() + off[3] : nullptr,
+                       brs, bcs, ctx.pool);
+    }
+    return nullptr;
+  }
+
+  const bool direct = std::is_same_v<T, Acc> && (ocs == 1 || N == 1);
+  const unsigned threads = ctx.threads();
+  // Many small products: one thread per product. Otherwise all threads share each one.
+  const bool per_batch = p.batches >= 2 * static_cast<int64_t>(threads) ||
+                         (p.batches >= static_cast<int64_t>(threads) && M * N * K <= 128 * 128 * 128);
+  const int64_t mr = kernel.mr;
+  int64_t mc_block = kMc;
+  if (!per_batch) {  // give every thread at least one M block
+    const int64_t share = (M + threads - 1) / threads;
+    mc_block = std::min(kMc, std::max(mr, (share + mr - 1) / mr * mr));
+  }
+  mc_block = std::max<int64_t>(mr, mc_block / mr * mr);
+  const int64_t kc_max = std::min(kKc, K);
+  const int64_t nc_max = std::min(kNc, (N + kernel.nr - 1) / kernel.nr * kernel.nr);
+  const int64_t slots = threads;
+  Buffers<Acc> buffers{};
+  buffers.a_size = (mc_block + mr) * kc_max;
+  buffers.b_size = nc_max * kc_max;
+  const int64_t c_size = direct ? 0 : M * N;
+  const int64_t total = slots * buffers.a_size + (per_batch ? slots : 1) * buffers.b_size +
+                        (per_batch ? slots : 1) * c_size;
+  Scratch scratch(ctx);
+  CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, static_cast<size_t>(total) * sizeof(Acc)));
+  buffers.a = scratch.as<Acc>();
+  buffers.b = buffers.a + slots * buffers.a_size;
+  buffers.c = buffers.b + (per_batch ? slots : 1) * buffers.b_size;
+
+  auto one = [&](int64_t index, ThreadPool* pool, unsigned slot) {
+    int64_t off[4];
+    batch_offsets(p, index, off);
+    const Matrix a{p.a.data + off[0] * es, ars, acs};
+    const Matrix b{p.b.data + off[1] * es, bkrs, bkcs};
+    T* const out = p.out.as<T>() + off[2];
+    const T* const bias = p.has_bias ? p.bias.as<T>() + off[3] : nullptr;
+    Target<Acc> target{};
+    if (direct) {
+      target = Target<Acc>{reinterpret_cast<Acc*>(out), ors, true, reinterpret_cast<const char*>(bias), brs, bcs};
+    } else {
+      target = Target<Acc>{buffers.c + (pool ? 0 : slot) * c_size, N, false, nullptr, 0, 0};
+    }
+    gemm<Acc, T>(p, kernel, a, b, target, buffers, pool, slot, mc_block);
+    if (!direct) epilogue<Acc, T>(p, target.c, out, ors, ocs, bias, brs, bcs, pool);
+  };
+  if (per_batch) {
+    parallel_for(ctx.pool, p.batches, 1, [&](int64_t begin, int64_t end, unsigned part) {
+      for (int64_t index = begin; index < end; ++index) one(index, nullptr, part);
+    });
+  } else {
+    for (int64_t index = 0; index < p.batches; ++index) one(index, ctx.pool, 0);
+  }
+  return nullptr;
+}
+
+// ---- integer matmul ---------------------------------------------------------------------
+
+template <class T>
+ctl_status* matmul_int(const OpContext& ctx, const Problem& p) {
+  const int64_t N = p.N, K = p.K;
+  const int64_t ars = p.a.strides[p.a.rank - 2], acs = p.a.strides[p.a.rank - 1];
+  const int64_t bkrs = p.b.strides[p.b.rank - 2], bkcs = p.b.strides[p.b.rank - 1];
+  const int64_t ors = p.out.strides[p.out.rank - 2], ocs = p.out.strides[p.out.rank - 1];
+  const int64_t brs = p.has_bias ? p.bias.strides[p.bias.rank - 2] : 0;
+  const int64_t bcs = p.has_bias ? p.bias.strides[p.bias.rank - 1] : 0;
+  // alpha 1 and beta 0 or 1 stay exact integer arithmetic that wraps; any other scale
+  // goes through f64 and the cast rules (truncate, saturate).
+  const bool exact = p.alpha == 1.0 && (p.beta == 0.0 || p.beta == 1.0);
+  Scratch scratch(ctx);
+  CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, sizeof(uint64_t) * static_cast<size_t>(N) * ctx.threads()));
+  uint64_t* const rows = scratch.as<uint64_t>();
+  const int64_t work = std::max<int64_t>(1, N * K);
+  parallel_for(ctx.pool, p.batches * p.M, std::max<int64_t>(1, 65536 / work), [&](int64_t begin, int64_t end,
+                                                                                    unsigned part) {
+    uint64_t* const acc = rows + part * N;
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t index = r / p.M, i = r % p.M;
+      int64_t off[4];
+      batch_offsets(p, index, off);
+      const T* a = p.a.as<T>() + off[0] + i * ars;
+      const T* b = p.b.as<T>() + off[1];
+      T* out = p.out.as<T>() + off[2] + i * ors;
+      const T* bias = p.has_bias ? p.bias.as<T>() + off[3] + i * brs : nullptr;
+      for (int64_t j = 0; j < N; ++j) acc[j] = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const uint64_t av = static_cast<uint64_t>(static_cast<int64_t>(a[k * acs]));
+        const T* brow = b + k * bkrs;
+        if (bkcs == 1) {
+          for (int64_t j = 0; j < N; ++j) acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j]));
+        } else {
+          for (int64_t j = 0; j < N; ++j) acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j * bkcs]));
+        }
+      }
+      for (int64_t j = 0; j < N; ++j) {
+        T* o = out + j * ocs;
+        const T bv = bias ? bias[j * bcs] : T(0);
+        if (exact) {
+          uint64_t v = acc[j] + static_cast<uint64_t>(static_cast<int64_t>(bv));
+          if (p.beta == 1.0) v += static_cast<uint64_t>(static_cast<int64_t>(*o));
+          *o = static_cast<T>(v);
+        } else {
+          double v = p.alpha * static_cast<double>(static_cast<T>(acc[j])) + static_cast<double>(bv);
+          if (p.beta != 0.0) v += p.beta * static_cast<double>(*o);
+          *o = from_double<T>(v);
+        }
+      }
+    }
+  });
+  return nullptr;
+}
+
+// ---- validation -------------------------------------------------------------------------
+
+// Right-aligns `v`'s batch axes (all but the last two) with out's and fills its strides;
+// a size-1 or missing axis broadcasts with stride 0.
+ctl_status* batch_strides(const OpContext& ctx, const View& v, const char* name, uint32_t matrix_axes,
+                          const Problem& p, int64_t* strides) {
+  const uint32_t v_batch = v.rank - matrix_axes;
+  if (v_batch > p.batch_rank) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has %u batch axes but the output has %u", name, v_batch,
+                    p.batch_rank);
+  }
+  for (uint32_t axis = 0; axis < p.batch_rank; ++axis) {
+    const int64_t v_axis = static_cast<int64_t>(axis) - static_cast<int64_t>(p.batch_rank - v_batch);
+    if (v_axis < 0) {
+      strides[axis] = 0;
+      continue;
+    }
+    const int64_t size = v.shape[v_axis];
+    if (size == p.batch_shape[axis]) {
+      strides[axis] = size == 1 ? 0 : v.strides[v_axis];
+    } else if (size == 1) {
+      strides[axis] = 0;
+    } else {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s batch axis %lld has size %lld, the output's has %lld", name,
+                      static_cast<long long>(v_axis), static_cast<long long>(size),
+                      static_cast<long long>(p.batch_shape[axis]));
+    }
+  }
+  return nullptr;
+}
+
+void swap_last_two(View* v) {
+  std::swap(v->shape[v->rank - 1], v->shape[v->rank - 2]);
+  std::swap(v->strides[v->rank - 1], v->strides[v->rank - 2]);
+}
+
+}  // namespace
+
+ctl_status* run_matmul(const OpContext& ctx) {
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(2, 3, 1, 1));
+  Problem p{};
+  bool has_bias = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "a", &p.a));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "b", &p.b));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "bias", &p.bias, true, &has_bias));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "out", &p.out));
+  p.has_bias = has_bias;
+  ctl_matmul_attrs attrs;
+  bool given = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&attrs, sizeof attrs, CTL_MATMUL_ATTRS_STRUCT_SIZE, "ctl_matmul_attrs", &given));
+  p.alpha = given && attrs.alpha_set ? attrs.alpha : 1.0;
+  p.beta = given ? attrs.beta : 0.0;
+  const int64_t activation = raw_enum(attrs.activation);  // zeroed (NONE) when attrs is NULL
+  if (activation < CTL_ACTIVATION_NONE || activation > CTL_ACTIVATION_GELU_TANH) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.activation %lld is not a ctl_activation",
+                    static_cast<long long>(activation));
+  }
+  p.activation = static_cast<ctl_activation>(activation);
+  p.dtype = p.a.dtype;
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(p.b, "input 1 (b)", p.dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(p.out, "output 0 (out)", p.dtype));
+  if (has_bias) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(p.bias, "input 2 (bias)", p.dtype));
+  if (p.a.rank < 2 || p.b.rank < 2 || p.out.rank < 2) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "a, b and out need rank >= 2 (got %u, %u, %u)", p.a.rank, p.b.rank,
+                    p.out.rank);
+  }
+  // The core applies transposes as strides; honour the flags anyway if a caller sets them.
+  if (given && attrs.transpose_a) swap_last_two(&p.a);
+  if (given && attrs.transpose_b) swap_last_two(&p.b);
+  p.M = p.a.shape[p.a.rank - 2];
+  p.K = p.a.shape[p.a.rank - 1];
+  p.N = p.b.shape[p.b.rank - 1];
+  if (p.b.shape[p.b.rank - 2] != p.K) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "a is (..., %lld, %lld) but b is (..., %lld, %lld)",
+                    static_cast<long long>(p.M), static_cast<long long>(p.K),
+                    static_cast<long long>(p.b.shape[p.b.rank - 2]), static_cast<long long>(p.N));
+  }
+  if (p.out.shape[p.out.rank - 2] != p.M || p.out.shape[p.out.rank - 1] != p.N) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "output 0 (out) is (..., %lld, %lld), expected (..., %lld, %lld)",
+                    static_cast<long long>(p.out.shape[p.out.rank - 2]),
+                    static_cast<long long>(p.out.shape[p.out.rank - 1]), static_cast<long long>(p.M),
+                    static_cast<long long>(p.N));
+  }
+  p.batch_rank = p.out.rank - 2;
+  p.batches = 1;
+  for (uint32_t i = 0; i < p.batch_rank; ++i) {
+    p.batch_shape[i] = p.out.shape[i];
+    p.batches *= p.out.shape[i];
+    p.batch_strides[2][i] = p.out.strides[i];
+  }
+  CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, p.a, "input 0 (a)", 2, p, p.batch_strides[0]));
+  CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, p.b, "input 1 (b)", 2, p, p.batch_strides[1]));
+  if (has_bias) {
+    // The bias broadcasts to the whole output: check its last two axes like batch axes.
+    if (p.bias.rank > p.out.rank) {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) has rank %u, more than the output's %u",
+                      p.bias.rank, p.out.rank);
+    }
+    View bias = p.bias;  // padded to out's rank with broadcast axes
+    const uint32_t pad = p.out.rank - p.bias.rank;
+    for (uint32_t i = p.out.rank; i-- > 0;) {
+      bias.shape[i] = i >= pad ? p.bias.shape[i - pad] : 1;
+      bias.strides[i] = i >= pad ? p.bias.strides[i - pad] : 0;
+      if (bias.shape[i] == 1) bias.strides[i] = 0;
+      if (bias.shape[i] != 1 && bias.shape[i] != p.out.shape[i]) {
+        return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) does not broadcast to the output on axis %u", i);
+      }
+    }
+    bias.rank = p.out.rank;
+    p.bias = bias;
+    CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, p.bias, "input 2 (bias)", 2, p, p.batch_strides[3]));
+  }
+  if (p.batches == 0 || p.M == 0 || p.N == 0) return nullptr;
+  ctl_status* status = nullptr;
+  if (dispatch_float(p.dtype, [&](auto tag) { status = matmul_float<typename decltype(tag)::type>(ctx, p); })) {
+    return status;
+  }
+  if (p.activation == CTL_ACTIVATION_NONE && p.dtype == CTL_DTYPE_I32) return matmul_int<int32_t>(ctx, p);
+  if (p.activation == CTL_ACTIVATION_NONE && p.dtype == CTL_DTYPE_I64) return matmul_int<int64_t>(ctx, p);
+  return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s%s is not supported", dtype_name(p.dtype),
+                  p.activation != CTL_ACTIVATION_NONE ? " with an activation" : "");
+}
+
+}  // namespace catalyst::cpu

@@ -1,0 +1,100 @@
+// op_context.h — what every op kernel shares: the checked form of a tensor view, the
+// per-call context (host, pool, error messages, scratch memory), and argument checks.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "catalyst/sdk/status.hpp"
+#include "catalyst_plugin.h"
+#include "thread_pool.h"
+
+namespace catalyst::cpu {
+
+// A validated ctl_tensor_view: data already points at element [0, ...].
+struct View {
+  char* data = nullptr;
+  ctl_dtype dtype = CTL_DTYPE_F32;
+  size_t element_size = 0;
+  uint32_t rank = 0;
+  int64_t shape[CTL_MAX_RANK] = {};
+  int64_t strides[CTL_MAX_RANK] = {};
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (uint32_t i = 0; i < rank; ++i) n *= shape[i];
+    return n;
+  }
+  template <class T> T* as() const { return reinterpret_cast<T*>(data); }
+  bool same_shape(const View& other) const {
+    if (rank != other.rank) return false;
+    for (uint32_t i = 0; i < rank; ++i) {
+      if (shape[i] != other.shape[i]) return false;
+    }
+    return true;
+  }
+};
+
+const char* op_name(ctl_op_id op);        // "add", ...; NULL for an unknown id
+const char* dtype_name(ctl_dtype dtype);  // "f32", ...; "unknown"
+
+struct OpContext {
+  const ctl_host_api* host;
+  ThreadPool* pool;
+  const ctl_op_call* call;
+  const char* name;  // the op's name, for messages
+
+  // A status whose message reads "cpu plugin: <op>: <formatted text>".
+  [[gnu::format(printf, 3, 4)]] ctl_status* fail(ctl_status_code code, const char* format, ...) const;
+
+  unsigned threads() const { return pool ? pool->size() : 1u; }
+
+  // Checks the counts of inputs and outputs against [min, max].
+  ctl_status* expect_counts(uint32_t inputs_min, uint32_t inputs_max, uint32_t outputs_min,
+                            uint32_t outputs_max) const;
+  // Reads input / output `index` into *out. With optional, a NULL (or missing) entry sets
+  // *present to false instead of failing.
+  ctl_status* input(uint32_t index, const char* what, View* out, bool optional = false,
+                    bool* present = nullptr) const;
+  ctl_status* output(uint32_t index, const char* what, View* out, bool optional = false,
+                     bool* present = nullptr) const;
+  // Copies the attribute struct into *out (zeroed first); fails when it is smaller than
+  // `min_size`. Returns with *given false (and *out zeroed) when attrs is NULL.
+  ctl_status* attrs(void* out, size_t out_size, size_t min_size, const char* struct_name, bool* given) const;
+
+  ctl_status* expect_dtype(const View& v, const char* what, ctl_dtype dtype) const;
+  ctl_status* expect_same_shape(const View& a, const char* a_name, const View& b, const char* b_name) const;
+};
+
+// Host-allocated scratch memory for one call, freed when the object goes out of scope.
+class Scratch {
+ public:
+  explicit Scratch(const OpContext& ctx) : host_(ctx.host) {}
+  ~Scratch() {
+    if (pointer_) host_->free(host_->context, pointer_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  // Allocates `bytes` (64-byte aligned); OUT_OF_MEMORY status on failure.
+  ctl_status* allocate(const OpContext& ctx, size_t bytes);
+  template <class T> T* as() const { return static_cast<T*>(pointer_); }
+
+ private:
+  const ctl_host_api* host_;
+  void* pointer_ = nullptr;
+};
+
+// The integer stored in an enum field of a caller's struct. Loading a C enum that holds
+// a value outside its enumerators is undefined in C++, and a malformed call may carry
+// one: read the bits instead, then compare.
+template <class E> inline int64_t raw_enum(const E& field) {
+  std::underlying_type_t<E> value;
+  std::memcpy(&value, &field, sizeof value);
+  return static_cast<int64_t>(value);
+}
+
+// *out = a * b; false when the product overflows int64.
+inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
+}  // namespace catalyst::cpu

@@ -1,0 +1,175 @@
+// op_dispatch.cpp — the op table: which ops and dtypes this plugin computes (exactly
+// the table of docs/ops.md), op_supports, and op_execute's routing to a family.
+#include <exception>
+#include <new>
+
+#include "catalyst/sdk/status.hpp"
+#include "kernels.h"
+#include "plugin.h"
+#include "simd_state.h"
+
+namespace catalyst::cpu {
+namespace {
+
+constexpr uint32_t bit(ctl_dtype d) { return 1u << static_cast<unsigned>(d); }
+constexpr uint32_t kFloat = bit(CTL_DTYPE_F32) | bit(CTL_DTYPE_F64) | bit(CTL_DTYPE_F16) | bit(CTL_DTYPE_BF16);
+constexpr uint32_t kInt = bit(CTL_DTYPE_I8) | bit(CTL_DTYPE_U8) | bit(CTL_DTYPE_I32) | bit(CTL_DTYPE_I64);
+constexpr uint32_t kNumeric = kFloat | kInt;
+constexpr uint32_t kAll = kNumeric | bit(CTL_DTYPE_BOOL);
+constexpr uint32_t kMatmul = kFloat | bit(CTL_DTYPE_I32) | bit(CTL_DTYPE_I64);
+
+// Which view's dtype decides support: the first input, or the first output for ops
+// without inputs (fill, arange, random).
+enum class Key { kInput0, kOutput0 };
+
+struct OpEntry {
+  ctl_op_id id;
+  const char* name;
+  uint32_t dtypes;
+  Key key;
+  ctl_status* (*run)(const OpContext&);
+};
+
+constexpr OpEntry kOps[] = {
+    {CTL_OP_NEG, "neg", kNumeric, Key::kInput0, run_unary},
+    {CTL_OP_ABS, "abs", kNumeric, Key::kInput0, run_unary},
+    {CTL_OP_EXP, "exp", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_LOG, "log", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_SQRT, "sqrt", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_RSQRT, "rsqrt", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_TANH, "tanh", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_SIGMOID, "sigmoid", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_RELU, "relu", kNumeric, Key::kInput0, run_unary},
+    {CTL_OP_GELU, "gelu", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_GELU_TANH, "gelu_tanh", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_SILU, "silu", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_SIN, "sin", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_COS, "cos", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_RECIPROCAL, "reciprocal", kFloat, Key::kInput0, run_unary},
+    {CTL_OP_ADD, "add", kNumeric, Key::kInput0, run_binary},
+    {CTL_OP_SUB, "sub", kNumeric, Key::kInput0, run_binary},
+    {CTL_OP_MUL, "mul", kNumeric, Key::kInput0, run_binary},
+    {CTL_OP_DIV, "div", kNumeric, Key::kInput0, run_binary},
+    {CTL_OP_POW, "pow", kNumeric, Key::kInput0, run_binary},
+    {CTL_OP_MAXIMUM, "maximum", kNumeric, Key::kInput0, run_binary},
+    {CTL_OP_MINIMUM, "minimum", kNumeric, Key::kInput0, run_binary},
+    {CTL_OP_EQ, "eq", kAll, Key::kInput0, run_compare},
+    {CTL_OP_NE, "ne", kAll, Key::kInput0, run_compare},
+    {CTL_OP_LT, "lt", kAll, Key::kInput0, run_compare},
+    {CTL_OP_LE, "le", kAll, Key::kInput0, run_compare},
+    {CTL_OP_GT, "gt", kAll, Key::kInput0, run_compare},
+    {CTL_OP_GE, "ge", kAll, Key::kInput0, run_compare},
+    {CTL_OP_WHERE, "where", kAll, Key::kOutput0, run_where},  // keyed by a/b's dtype
+    {CTL_OP_SUM, "sum", kNumeric, Key::kInput0, run_reduce},
+    {CTL_OP_MEAN, "mean", kFloat, Key::kInput0, run_reduce},
+    {CTL_OP_MAX, "max", kNumeric, Key::kInput0, run_reduce},
+    {CTL_OP_MIN, "min", kNumeric, Key::kInput0, run_reduce},
+    {CTL_OP_ARGMAX, "argmax", kNumeric, Key::kInput0, run_reduce},
+    {CTL_OP_ARGMIN, "argmin", kNumeric, Key::kInput0, run_reduce},
+    {CTL_OP_LOGSUMEXP, "logsumexp", kFloat, Key::kInput0, run_reduce},
+    {CTL_OP_MATMUL, "matmul", kMatmul, Key::kInput0, run_matmul},
+    {CTL_OP_SOFTMAX, "softmax", kFloat, Key::kInput0, run_softmax},
+    {CTL_OP_LOG_SOFTMAX, "log_softmax", kFloat, Key::kInput0, run_softmax},
+    {CTL_OP_LAYER_NORM, "layer_norm", kFloat, Key::kInput0, run_layer_norm},
+    {CTL_OP_RMS_NORM, "rms_norm", kFloat, Key::kInput0, run_rms_norm},
+    {CTL_OP_COPY, "copy", kAll, Key::kInput0, run_copy},
+    {CTL_OP_CAST, "cast", kAll, Key::kInput0, run_cast},
+    {CTL_OP_CONCAT, "concat", kAll, Key::kOutput0, run_concat},
+    {CTL_OP_GATHER, "gather", kAll, Key::kInput0, run_gather},
+    {CTL_OP_SCATTER_ADD, "scatter_add", kNumeric, Key::kInput0, run_scatter_add},
+    {CTL_OP_FILL, "fill", kAll, Key::kOutput0, run_fill},
+    {CTL_OP_ARANGE, "arange", kNumeric, Key::kOutput0, run_arange},
+    {CTL_OP_RANDOM_UNIFORM, "random_uniform", kFloat, Key::kOutput0, run_random},
+    {CTL_OP_RANDOM_NORMAL, "random_normal", kFloat, Key::kOutput0, run_random},
+};
+
+const OpEntry* find_op(int64_t id) {
+  for (const OpEntry& entry : kOps) {
+    if (entry.id == id) return &entry;
+  }
+  return nullptr;
+}
+
+// The dtype that decides support, or false when the call has no view to read it from.
+bool key_dtype(const ctl_op_call* call, Key key, int64_t* out) {
+  const ctl_tensor_view* view = nullptr;
+  if (key == Key::kInput0) {
+    if (call->input_count > 0 && call->inputs) view = call->inputs[0];
+  } else if (call->output_count > 0 && call->outputs) {
+    view = call->outputs[0];
+  }
+  if (!view || view->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE) return false;
+  *out = raw_enum(view->dtype);
+  return true;
+}
+
+// Checks the call header and that op and dtype are in the table; NULL when they are.
+ctl_status* check_supported(const ctl_host_api* host, const ctl_op_call* call, const OpEntry** out_entry) {
+  if (!call) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%scall is NULL", kLogPrefix);
+  if (call->struct_size < CTL_OP_CALL_STRUCT_SIZE) {
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%scall struct_size %zu is smaller than %zu", kLogPrefix,
+                            call->struct_size, static_cast<size_t>(CTL_OP_CALL_STRUCT_SIZE));
+  }
+  const OpEntry* entry = find_op(raw_enum(call->op));
+  if (!entry) {
+    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%sunknown op id %lld", kLogPrefix,
+                            static_cast<long long>(raw_enum(call->op)));
+  }
+  int64_t dtype;
+  if (!key_dtype(call, entry->key, &dtype)) {
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: the call has no %s to take the dtype from",
+                            kLogPrefix, entry->name, entry->key == Key::kInput0 ? "input 0" : "output 0");
+  }
+  if (dtype < 0 || dtype >= CTL_DTYPE_COUNT_) {
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: unknown dtype %lld", kLogPrefix, entry->name,
+                            static_cast<long long>(dtype));
+  }
+  const auto known = static_cast<ctl_dtype>(dtype);
+  if (!(entry->dtypes & bit(known))) {
+    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s does not support dtype %s", kLogPrefix, entry->name,
+                            dtype_name(known));
+  }
+  if (entry->id == CTL_OP_MATMUL && !(kFloat & bit(known)) && call->attrs &&
+      *static_cast<const size_t*>(call->attrs) >= CTL_MATMUL_ATTRS_STRUCT_SIZE &&
+      raw_enum(static_cast<const ctl_matmul_attrs*>(call->attrs)->activation) != CTL_ACTIVATION_NONE) {
+    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%smatmul: a fused activation needs a float dtype, not %s",
+                            kLogPrefix, dtype_name(known));
+  }
+  *out_entry = entry;
+  return nullptr;
+}
+
+}  // namespace
+
+const char* op_name(ctl_op_id op) {
+  const OpEntry* entry = find_op(raw_enum(op));
+  return entry ? entry->name : nullptr;
+}
+
+ctl_status* op_supports(ctl_plugin_device* device, const ctl_op_call* call) {
+  if (!device) return null_handle("op_supports", "device");
+  const OpEntry* entry = nullptr;
+  return check_supported(device->instance->host, call, &entry);
+}
+
+ctl_status* op_execute(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (!stream) return null_handle("op_execute", "stream");
+  ctl_plugin_instance* instance = stream->device->instance;
+  const ctl_host_api* host = instance->host;
+  const OpEntry* entry = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(check_supported(host, call, &entry));
+  const OpContext ctx{host, instance->pool, call, entry->name};
+  clear_upper_state();  // the kernels are SSE-encoded: see simd_state.h
+  // Nothing may escape through the C table: exceptions become statuses.
+  try {
+    return entry->run(ctx);
+  } catch (const std::bad_alloc&) {
+    return ctx.fail(CTL_STATUS_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return ctx.fail(CTL_STATUS_INTERNAL, "%s", e.what());
+  } catch (...) {
+    return ctx.fail(CTL_STATUS_INTERNAL, "unknown exception");
+  }
+}
+
+}  // namespace catalyst::cpu

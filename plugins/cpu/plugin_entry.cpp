@@ -1,0 +1,76 @@
+// plugin_entry.cpp — the one exported symbol: ABI negotiation and the function table.
+#include <atomic>
+
+#include "catalyst/sdk/status.hpp"
+#include "plugin.h"
+
+namespace catalyst::cpu {
+namespace {
+
+// Designated initialisers: an entry can never land in the wrong slot.
+constexpr ctl_plugin_api kApi = {
+    .struct_size = CTL_PLUGIN_API_STRUCT_SIZE,
+    .abi_major = 1,  // the table below is the ABI 1.0 table
+    .abi_minor = 0,
+    .name = "cpu",
+    .version = "1.0.0",
+    .instance_create = instance_create,
+    .instance_destroy = instance_destroy,
+    .device_count = device_count,
+    .device_get = device_get,
+    .device_properties = device_properties,
+    .buffer_allocate = buffer_allocate,
+    .buffer_free = buffer_free,
+    .buffer_write = buffer_write,
+    .buffer_read = buffer_read,
+    .stream_create = stream_create,
+    .stream_destroy = stream_destroy,
+    .stream_synchronize = stream_synchronize,
+    .op_execute = op_execute,
+    .op_supports = op_supports,
+    .buffer_copy = buffer_copy,
+    .buffer_fill = buffer_fill,
+    .buffer_host_pointer = buffer_host_pointer,
+    .buffer_wrap_host = buffer_wrap_host,
+    .event_create = event_create,
+    .event_destroy = event_destroy,
+    .event_record = event_record,
+    .stream_wait_event = stream_wait_event,
+    .event_synchronize = event_synchronize,
+};
+static_assert(CTL_ABI_VERSION_MAJOR == 1, "this table implements ABI 1.x; review it for a new major");
+
+// The host may be older than this header: use log only when its table reaches that far.
+bool host_can_log(const ctl_host_api* host) {
+  return host && host->struct_size >= offsetof(ctl_host_api, log) + sizeof(host->log) && host->log;
+}
+
+std::atomic<const ctl_host_api*> g_query_host{nullptr};
+
+}  // namespace
+
+ctl_status* null_handle(const char* function, const char* argument) {
+  const ctl_host_api* host = g_query_host.load();
+  if (!host || host->struct_size < CTL_HOST_API_STRUCT_SIZE || !host->status_create) return nullptr;
+  return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: %s is NULL", kLogPrefix, function, argument);
+}
+
+}  // namespace catalyst::cpu
+
+extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_major,
+                                                            uint32_t core_abi_minor,
+                                                            const ctl_host_api* host) {
+  using namespace catalyst::cpu;
+  // Same major is all we need: a newer minor core accepts our smaller 1.0 table, and an
+  // older minor cannot exist below 1.0.
+  (void)core_abi_minor;
+  if (core_abi_major != CTL_ABI_VERSION_MAJOR) {
+    if (host_can_log(host)) {
+      catalyst::sdk::log(host, CTL_LOG_WARNING, "%sincompatible ABI major: core %u, plugin %u",
+                         kLogPrefix, core_abi_major, static_cast<unsigned>(CTL_ABI_VERSION_MAJOR));
+    }
+    return nullptr;
+  }
+  if (host) g_query_host.store(host);
+  return &kApi;
+}
