@@ -1,7 +1,6 @@
 // dlpack.cpp — DLPack interchange: export a tensor as DLManagedTensor (0.x) or
 // DLManagedTensorVersioned (1.x), and import either, zero-copy for host-visible memory.
-// Debian 12's dlpack.h predates 1.0, so the versioned struct is declared here from the
-// DLPack 1.0 specification when the header lacks it.
+// Debian 12's dlpack.h predates 1.0; dlpack_versioned.h supplies the versioned struct.
 #include <dlpack/dlpack.h>
 
 #include <algorithm>
@@ -13,23 +12,7 @@
 #include "status.h"
 #include "tensor.h"
 
-#if !defined(DLPACK_MAJOR_VERSION) || DLPACK_MAJOR_VERSION < 1
-extern "C" {
-typedef struct {
-  uint32_t major;
-  uint32_t minor;
-} DLPackVersion;
-
-struct DLManagedTensorVersioned {
-  DLPackVersion version;
-  void* manager_ctx;
-  void (*deleter)(struct DLManagedTensorVersioned* self);
-  uint64_t flags;
-  DLTensor dl_tensor;
-};
-}
-#define DLPACK_FLAG_BITMASK_READ_ONLY (1ULL << 0)
-#endif
+#include "dlpack_versioned.h"
 
 namespace catalyst {
 namespace {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "c_guard.h"
+#include "catalyst/sdk/view.hpp"
 #include "dispatch.h"
 #include "status.h"
 
@@ -243,18 +244,8 @@ using namespace catalyst;
 extern "C" {
 
 CTL_EXPORT size_t ctl_dtype_size(ctl_dtype dtype) {
-  switch (enum_value(dtype)) {
-    case CTL_DTYPE_F64:
-    case CTL_DTYPE_I64: return 8;
-    case CTL_DTYPE_F32:
-    case CTL_DTYPE_I32: return 4;
-    case CTL_DTYPE_F16:
-    case CTL_DTYPE_BF16: return 2;
-    case CTL_DTYPE_I8:
-    case CTL_DTYPE_U8:
-    case CTL_DTYPE_BOOL: return 1;
-    default: return 0;
-  }
+  const int raw = enum_value(dtype);
+  return raw >= 0 && raw < CTL_DTYPE_COUNT_ ? sdk::dtype_size(dtype) : 0;
 }
 
 CTL_EXPORT const char* ctl_dtype_name(ctl_dtype dtype) {

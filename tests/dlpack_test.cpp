@@ -9,27 +9,8 @@
 #include <functional>
 #include <numeric>
 
+#include "dlpack_versioned.h"  // from core/: the versioned struct exactly as the core sees it
 #include "test_support.hpp"
-
-// Debian 12's dlpack.h (0.6) predates DLManagedTensorVersioned: declared exactly as
-// core/dlpack.cpp does, from the DLPack 1.0 specification.
-#if !defined(DLPACK_MAJOR_VERSION) || DLPACK_MAJOR_VERSION < 1
-extern "C" {
-typedef struct {
-  uint32_t major;
-  uint32_t minor;
-} DLPackVersion;
-
-struct DLManagedTensorVersioned {
-  DLPackVersion version;
-  void* manager_ctx;
-  void (*deleter)(struct DLManagedTensorVersioned* self);
-  uint64_t flags;
-  DLTensor dl_tensor;
-};
-}
-#define DLPACK_FLAG_BITMASK_READ_ONLY (1ULL << 0)
-#endif
 
 using namespace ctltest;
 
