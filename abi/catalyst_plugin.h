@@ -11,6 +11,8 @@
  *
  * Ownership: objects a plugin creates (instances, devices, buffers, streams, events) are
  * destroyed by the matching *_destroy / *_free entry, called exactly once by the core.
+ * The core never passes a NULL or destroyed object handle to an entry; what it passes in
+ * an op call (views, counts, attributes) may still be malformed and must be checked.
  * Statuses are always created through the host table, so the core frees them.
  */
 #ifndef CATALYST_PLUGIN_H_
@@ -198,7 +200,8 @@ typedef struct ctl_plugin_api {
 #define CTL_PLUGIN_API_STRUCT_SIZE (offsetof(ctl_plugin_api, event_synchronize) + sizeof(void*))
 
 /* The one symbol a plugin exports. Returns the table for the richest version both sides
- * understand (same major, minor <= core_abi_minor), or NULL after logging why. */
+ * understand (same major, minor <= core_abi_minor), or NULL after logging why. `host` is
+ * valid only during this call (for logging); instances get their own in instance_create. */
 typedef const ctl_plugin_api* (*ctl_plugin_query_fn)(uint32_t core_abi_major,
                                                      uint32_t core_abi_minor,
                                                      const ctl_host_api* host);

@@ -162,6 +162,7 @@ ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_
     host_delete(host, instance);
     return sdk::make_status(host, CTL_STATUS_INTERNAL, "%sinstance_create: unknown exception", kLogPrefix);
   }
+  register_host(host);
   *out_instance = instance;
   return nullptr;
 }
@@ -169,6 +170,7 @@ ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_
 void instance_destroy(ctl_plugin_instance* instance) {
   if (!instance) return;
   const ctl_host_api* host = instance->host;
+  unregister_host(host);
   host_delete(host, instance->pool);
   host_delete(host, instance);
 }

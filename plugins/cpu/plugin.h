@@ -93,6 +93,11 @@ ctl_status* op_execute(ctl_plugin_stream* stream, const ctl_op_call* call);
 // plugin_entry.cpp: a status for a NULL handle argument, which carries no host table of
 // its own; made through the host that ctl_plugin_query was given (NULL if it had none).
 ctl_status* null_handle(const char* function, const char* argument);
+// The host tables of live instances: a NULL handle carries no host of its own, so its
+// error status is made through any live instance's host (the query's host is only valid
+// during ctl_plugin_query and is never kept).
+void register_host(const ctl_host_api* host);
+void unregister_host(const ctl_host_api* host);
 
 // The fixed prefix of every message this plugin writes.
 inline constexpr const char* kLogPrefix = "cpu plugin: ";

@@ -1,5 +1,7 @@
 // plugin_entry.cpp — the one exported symbol: ABI negotiation and the function table.
-#include <atomic>
+#include <algorithm>
+#include <mutex>
+#include <vector>
 
 #include "catalyst/sdk/status.hpp"
 #include "plugin.h"
@@ -45,14 +47,27 @@ bool host_can_log(const ctl_host_api* host) {
   return host && host->struct_size >= offsetof(ctl_host_api, log) + sizeof(host->log) && host->log;
 }
 
-std::atomic<const ctl_host_api*> g_query_host{nullptr};
+std::mutex g_hosts_mutex;
+std::vector<const ctl_host_api*> g_live_hosts;
 
 }  // namespace
 
+void register_host(const ctl_host_api* host) {
+  std::lock_guard lock(g_hosts_mutex);
+  g_live_hosts.push_back(host);
+}
+
+void unregister_host(const ctl_host_api* host) {
+  std::lock_guard lock(g_hosts_mutex);
+  std::erase(g_live_hosts, host);
+}
+
 ctl_status* null_handle(const char* function, const char* argument) {
-  const ctl_host_api* host = g_query_host.load();
-  if (!host || host->struct_size < CTL_HOST_API_STRUCT_SIZE || !host->status_create) return nullptr;
-  return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: %s is NULL", kLogPrefix, function, argument);
+  std::lock_guard lock(g_hosts_mutex);
+  // The core never passes NULL handles (catalyst_plugin.h); this guards other callers.
+  if (g_live_hosts.empty()) return nullptr;
+  return sdk::make_status(g_live_hosts.back(), CTL_STATUS_INVALID_ARGUMENT, "%s%s: %s is NULL", kLogPrefix,
+                          function, argument);
 }
 
 }  // namespace catalyst::cpu
@@ -71,6 +86,5 @@ extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_m
     }
     return nullptr;
   }
-  if (host) g_query_host.store(host);
   return &kApi;
 }
