@@ -44,13 +44,13 @@ extern "C" {
 
 typedef enum ctl_status_code {
   CTL_STATUS_OK = 0,
-  CTL_STATUS_INVALID_ARGUMENT = 1,  /* a bad handle, dtype, shape, axis or attribute */
-  CTL_STATUS_OUT_OF_MEMORY = 2,     /* host or device allocation failed */
-  CTL_STATUS_UNSUPPORTED = 3,       /* valid, but this device/plugin cannot do it */
-  CTL_STATUS_NOT_FOUND = 4,         /* no such plugin, device or index */
-  CTL_STATUS_DEVICE_LOST = 5,       /* the device stopped answering */
-  CTL_STATUS_INTERNAL = 6,          /* a bug in Catalyst or a plugin */
-  CTL_STATUS_OUT_OF_RANGE = 7,      /* an index, axis or size past its bound */
+  CTL_STATUS_INVALID_ARGUMENT = 1,   /* a bad handle, dtype, shape, axis or attribute */
+  CTL_STATUS_OUT_OF_MEMORY = 2,      /* host or device allocation failed */
+  CTL_STATUS_UNSUPPORTED = 3,        /* valid, but this device/plugin cannot do it */
+  CTL_STATUS_NOT_FOUND = 4,          /* no such plugin, device or index */
+  CTL_STATUS_DEVICE_LOST = 5,        /* the device stopped answering */
+  CTL_STATUS_INTERNAL = 6,           /* a bug in Catalyst or a plugin */
+  CTL_STATUS_OUT_OF_RANGE = 7,       /* an index, axis or size past its bound */
   CTL_STATUS_FAILED_PRECONDITION = 8 /* the object is in the wrong state for this call */
 } ctl_status_code;
 
@@ -132,13 +132,11 @@ typedef struct ctl_runtime_options {
    * obviously correct, accumulating in double): the oracle of the conformance suite. */
   bool enable_reference_device;
 } ctl_runtime_options;
-#define CTL_RUNTIME_OPTIONS_STRUCT_SIZE \
-  (offsetof(ctl_runtime_options, enable_reference_device) + sizeof(bool))
+#define CTL_RUNTIME_OPTIONS_STRUCT_SIZE (offsetof(ctl_runtime_options, enable_reference_device) + sizeof(bool))
 
 /* Creates a runtime: loads plugins and enumerates their devices. `options` may be NULL.
  * A runtime with no devices is not an error. *out_runtime: new reference. */
-CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options,
-                                          ctl_runtime** out_runtime);
+CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options, ctl_runtime** out_runtime);
 CTL_EXPORT void ctl_runtime_retain(ctl_runtime* runtime);
 /* Drops a reference. The runtime lives on while tensors on its devices exist. */
 CTL_EXPORT void ctl_runtime_release(ctl_runtime* runtime);
@@ -151,9 +149,9 @@ typedef struct ctl_plugin_info {
   const char* name;    /* the plugin's own name; "" when rejected before it was known */
   const char* version; /* the plugin's own version string; "" when unknown */
   bool accepted;
-  const char* reason;  /* why it was accepted or rejected, in words */
-  const char* source;  /* "options", "CATALYST_PLUGINS", "CATALYST_PLUGIN_PATH", "installed", "library" */
-  uint32_t abi_major;  /* negotiated ABI of an accepted plugin; 0 when rejected */
+  const char* reason; /* why it was accepted or rejected, in words */
+  const char* source; /* "options", "CATALYST_PLUGINS", "CATALYST_PLUGIN_PATH", "installed", "library" */
+  uint32_t abi_major; /* negotiated ABI of an accepted plugin; 0 when rejected */
   uint32_t abi_minor;
   size_t device_count;
 } ctl_plugin_info;
@@ -162,17 +160,14 @@ typedef struct ctl_plugin_info {
 /* Number of candidate plugin files seen, accepted or rejected. */
 CTL_EXPORT size_t ctl_runtime_plugin_count(const ctl_runtime* runtime);
 /* Fills *out_info (caller sets out_info->struct_size). Strings are borrowed from runtime. */
-CTL_EXPORT ctl_status* ctl_runtime_plugin_info(const ctl_runtime* runtime, size_t index,
-                                               ctl_plugin_info* out_info);
+CTL_EXPORT ctl_status* ctl_runtime_plugin_info(const ctl_runtime* runtime, size_t index, ctl_plugin_info* out_info);
 
 CTL_EXPORT size_t ctl_runtime_device_count(const ctl_runtime* runtime);
 /* *out_device: borrowed, valid as long as `runtime`. */
-CTL_EXPORT ctl_status* ctl_runtime_device(const ctl_runtime* runtime, size_t index,
-                                          ctl_device** out_device);
+CTL_EXPORT ctl_status* ctl_runtime_device(const ctl_runtime* runtime, size_t index, ctl_device** out_device);
 /* The first GPU or accelerator if any, else the first device. *out_device: borrowed.
  * NOT_FOUND when the runtime has no device. */
-CTL_EXPORT ctl_status* ctl_runtime_default_device(const ctl_runtime* runtime,
-                                                  ctl_device** out_device);
+CTL_EXPORT ctl_status* ctl_runtime_default_device(const ctl_runtime* runtime, ctl_device** out_device);
 
 /* ----------------------------------------------------------------------------------------
  * Devices
@@ -187,21 +182,21 @@ typedef enum ctl_device_kind {
 typedef struct ctl_device_info {
   size_t struct_size; /* CTL_DEVICE_INFO_STRUCT_SIZE */
   const void* next;
-  const char* name;           /* borrowed from the device */
+  const char* name; /* borrowed from the device */
   const char* vendor;
   const char* driver_version;
   const char* plugin_name;
   ctl_device_kind kind;
-  uint64_t memory_total;      /* bytes; 0 when unknown */
-  uint64_t memory_free;       /* bytes at the time of the call; 0 when unknown */
+  uint64_t memory_total; /* bytes; 0 when unknown */
+  uint64_t memory_free;  /* bytes at the time of the call; 0 when unknown */
   uint32_t compute_units;
-  const char* pci_bus_id;     /* "dddd:bb:dd.f" lower case, or "" */
-  int32_t numa_node;          /* -1 when unknown */
+  const char* pci_bus_id; /* "dddd:bb:dd.f" lower case, or "" */
+  int32_t numa_node;      /* -1 when unknown */
   uint8_t uuid[16];
   bool has_uuid;
-  uint32_t dtype_mask;        /* CTL_DTYPE_BIT of each supported dtype */
-  bool host_visible;          /* buffers are ordinary host memory (zero-copy DLPack) */
-  uint32_t index;             /* position in ctl_runtime_device */
+  uint32_t dtype_mask; /* CTL_DTYPE_BIT of each supported dtype */
+  bool host_visible;   /* buffers are ordinary host memory (zero-copy DLPack) */
+  uint32_t index;      /* position in ctl_runtime_device */
 } ctl_device_info;
 #define CTL_DEVICE_INFO_STRUCT_SIZE (offsetof(ctl_device_info, index) + sizeof(uint32_t))
 
@@ -219,27 +214,23 @@ CTL_EXPORT ctl_status* ctl_device_synchronize(ctl_device* device);
  * -------------------------------------------------------------------------------------- */
 
 /* Uninitialised contents. *out_tensor: new reference. rank 0 is a scalar. */
-CTL_EXPORT ctl_status* ctl_tensor_create(ctl_device* device, ctl_dtype dtype, size_t rank,
-                                         const int64_t* shape, ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_tensor_create(ctl_device* device, ctl_dtype dtype, size_t rank, const int64_t* shape,
+                                         ctl_tensor** out_tensor);
 /* All zeros. *out_tensor: new reference. */
-CTL_EXPORT ctl_status* ctl_tensor_create_zeros(ctl_device* device, ctl_dtype dtype,
-                                               size_t rank, const int64_t* shape,
+CTL_EXPORT ctl_status* ctl_tensor_create_zeros(ctl_device* device, ctl_dtype dtype, size_t rank, const int64_t* shape,
                                                ctl_tensor** out_tensor);
 /* Every element `value` converted to dtype. *out_tensor: new reference. */
-CTL_EXPORT ctl_status* ctl_tensor_create_full(ctl_device* device, ctl_dtype dtype, size_t rank,
-                                              const int64_t* shape, double value,
-                                              ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_tensor_create_full(ctl_device* device, ctl_dtype dtype, size_t rank, const int64_t* shape,
+                                              double value, ctl_tensor** out_tensor);
 /* Copies `data_bytes` bytes of contiguous row-major host data; data_bytes must equal the
  * tensor's size. *out_tensor: new reference. */
-CTL_EXPORT ctl_status* ctl_tensor_from_host(ctl_device* device, ctl_dtype dtype, size_t rank,
-                                            const int64_t* shape, const void* data,
-                                            size_t data_bytes, ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_tensor_from_host(ctl_device* device, ctl_dtype dtype, size_t rank, const int64_t* shape,
+                                            const void* data, size_t data_bytes, ctl_tensor** out_tensor);
 /* Copies the tensor's elements to `dst` as contiguous row-major data, waiting for pending
  * work. dst_bytes must be at least numel * dtype size. */
 CTL_EXPORT ctl_status* ctl_tensor_to_host(const ctl_tensor* tensor, void* dst, size_t dst_bytes);
 /* A contiguous copy on `device` (any plugin). *out_tensor: new reference. */
-CTL_EXPORT ctl_status* ctl_tensor_to_device(const ctl_tensor* tensor, ctl_device* device,
-                                            ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_tensor_to_device(const ctl_tensor* tensor, ctl_device* device, ctl_tensor** out_tensor);
 
 CTL_EXPORT void ctl_tensor_retain(ctl_tensor* tensor);
 CTL_EXPORT void ctl_tensor_release(ctl_tensor* tensor);
@@ -253,8 +244,8 @@ typedef struct ctl_tensor_info {
   int64_t strides[CTL_MAX_RANK]; /* in elements */
   int64_t offset;                /* in elements from the start of storage */
   int64_t numel;
-  bool contiguous;               /* row-major with no gaps */
-  ctl_device* device;            /* borrowed */
+  bool contiguous;    /* row-major with no gaps */
+  ctl_device* device; /* borrowed */
 } ctl_tensor_info;
 #define CTL_TENSOR_INFO_STRUCT_SIZE (offsetof(ctl_tensor_info, device) + sizeof(ctl_device*))
 
@@ -275,12 +266,11 @@ CTL_EXPORT ctl_status* ctl_tensor_reshape(ctl_tensor* tensor, size_t rank, const
 /* Axis i of the result is axis perm[i] of the input; negative entries count from the end. */
 CTL_EXPORT ctl_status* ctl_tensor_permute(ctl_tensor* tensor, size_t rank, const int64_t* perm,
                                           ctl_tensor** out_tensor);
-CTL_EXPORT ctl_status* ctl_tensor_transpose(ctl_tensor* tensor, int64_t axis0, int64_t axis1,
-                                            ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_tensor_transpose(ctl_tensor* tensor, int64_t axis0, int64_t axis1, ctl_tensor** out_tensor);
 /* Elements start, start+step, ... < stop along `axis` (Python semantics for negative start
  * and stop; step >= 1). */
-CTL_EXPORT ctl_status* ctl_tensor_slice(ctl_tensor* tensor, int64_t axis, int64_t start,
-                                        int64_t stop, int64_t step, ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_tensor_slice(ctl_tensor* tensor, int64_t axis, int64_t start, int64_t stop, int64_t step,
+                                        ctl_tensor** out_tensor);
 /* Broadcast to `shape` by NumPy rules (size-1 axes get stride 0; new leading axes). */
 CTL_EXPORT ctl_status* ctl_tensor_expand(ctl_tensor* tensor, size_t rank, const int64_t* shape,
                                          ctl_tensor** out_tensor);
@@ -347,15 +337,15 @@ typedef enum ctl_op_id {
                               for f16/bf16, else x's dtype) */
   CTL_OP_RMS_NORM = 131,   /* inputs x, weight|NULL; outputs y and optionally rstd */
   /* data movement */
-  CTL_OP_COPY = 160,        /* same dtype, any strides in and out */
-  CTL_OP_CAST = 161,        /* attrs ctl_cast_attrs in ctl_op_run; output dtype otherwise */
-  CTL_OP_CONCAT = 162,      /* n inputs; attrs ctl_axis_attrs */
-  CTL_OP_GATHER = 163,      /* inputs x, index (i32|i64, any shape); attrs ctl_axis_attrs;
-                               out = x.shape[:axis] + index.shape + x.shape[axis+1:] */
-  CTL_OP_SCATTER_ADD = 164, /* inputs target, index, src (shaped as gather's output);
-                               out = target with src added at index along axis */
-  CTL_OP_FILL = 165,        /* no inputs; attrs ctl_fill_attrs */
-  CTL_OP_ARANGE = 166,      /* no inputs; 1-D output; attrs ctl_arange_attrs */
+  CTL_OP_COPY = 160,           /* same dtype, any strides in and out */
+  CTL_OP_CAST = 161,           /* attrs ctl_cast_attrs in ctl_op_run; output dtype otherwise */
+  CTL_OP_CONCAT = 162,         /* n inputs; attrs ctl_axis_attrs */
+  CTL_OP_GATHER = 163,         /* inputs x, index (i32|i64, any shape); attrs ctl_axis_attrs;
+                                  out = x.shape[:axis] + index.shape + x.shape[axis+1:] */
+  CTL_OP_SCATTER_ADD = 164,    /* inputs target, index, src (shaped as gather's output);
+                                  out = target with src added at index along axis */
+  CTL_OP_FILL = 165,           /* no inputs; attrs ctl_fill_attrs */
+  CTL_OP_ARANGE = 166,         /* no inputs; 1-D output; attrs ctl_arange_attrs */
   CTL_OP_RANDOM_UNIFORM = 167, /* no inputs; attrs ctl_random_attrs; float dtypes */
   CTL_OP_RANDOM_NORMAL = 168
 } ctl_op_id;
@@ -441,24 +431,20 @@ typedef struct ctl_random_attrs {
  * out_tensors[i] receives a new reference. Ops with no inputs (fill, arange, random) need
  * ctl_op_run_into. Inputs must live on one device. `attrs` may be NULL where the op's
  * defaults suffice. */
-CTL_EXPORT ctl_status* ctl_op_run(ctl_op_id op, size_t input_count,
-                                  ctl_tensor* const* inputs, const void* attrs,
+CTL_EXPORT ctl_status* ctl_op_run(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
                                   size_t output_count, ctl_tensor** out_tensors);
 /* Runs `op` writing into existing `outputs` (any strides; the shape and dtype must be
  * exactly what the op produces). Outputs must not overlap inputs. */
-CTL_EXPORT ctl_status* ctl_op_run_into(ctl_op_id op, size_t input_count,
-                                       ctl_tensor* const* inputs, const void* attrs,
+CTL_EXPORT ctl_status* ctl_op_run_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
                                        size_t output_count, ctl_tensor* const* outputs);
 
 /* Convenience forms of ctl_op_run. *out_tensor: new reference. */
 CTL_EXPORT ctl_status* ctl_op_unary(ctl_op_id op, ctl_tensor* x, ctl_tensor** out_tensor);
-CTL_EXPORT ctl_status* ctl_op_binary(ctl_op_id op, ctl_tensor* a, ctl_tensor* b,
-                                     ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_op_binary(ctl_op_id op, ctl_tensor* a, ctl_tensor* b, ctl_tensor** out_tensor);
 CTL_EXPORT ctl_status* ctl_op_matmul(ctl_tensor* a, ctl_tensor* b, ctl_tensor** out_tensor);
 CTL_EXPORT ctl_status* ctl_op_softmax(ctl_tensor* x, int64_t axis, ctl_tensor** out_tensor);
 /* `axes` may be NULL when axis_count is 0 (reduce everything). */
-CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_count,
-                                     const int64_t* axes, bool keepdims,
+CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_count, const int64_t* axes, bool keepdims,
                                      ctl_tensor** out_tensor);
 CTL_EXPORT ctl_status* ctl_op_cast(ctl_tensor* x, ctl_dtype dtype, ctl_tensor** out_tensor);
 
@@ -473,20 +459,18 @@ struct DLManagedTensorVersioned;
 /* Exports `tensor` without copying when its device is host-visible, else NOT_SUPPORTED.
  * The DLManagedTensor holds a reference to the storage; the consumer calls its deleter
  * exactly once. Strides are kept. */
-CTL_EXPORT ctl_status* ctl_tensor_to_dlpack(ctl_tensor* tensor,
-                                            struct DLManagedTensor** out_managed);
+CTL_EXPORT ctl_status* ctl_tensor_to_dlpack(ctl_tensor* tensor, struct DLManagedTensor** out_managed);
 /* The same in DLPack 1.x's versioned form (version 1.0). */
-CTL_EXPORT ctl_status* ctl_tensor_to_dlpack_versioned(
-    ctl_tensor* tensor, struct DLManagedTensorVersioned** out_managed);
+CTL_EXPORT ctl_status* ctl_tensor_to_dlpack_versioned(ctl_tensor* tensor,
+                                                      struct DLManagedTensorVersioned** out_managed);
 /* Imports host memory (kDLCPU / kDLCUDAHost) onto `device`, which must be host-visible:
  * zero-copy, strides kept. On success Catalyst owns `managed` and calls its deleter
  * exactly once when the last tensor using it is released; on failure ownership stays
  * with the caller. *out_tensor: new reference. */
-CTL_EXPORT ctl_status* ctl_tensor_from_dlpack(ctl_device* device,
-                                              struct DLManagedTensor* managed,
+CTL_EXPORT ctl_status* ctl_tensor_from_dlpack(ctl_device* device, struct DLManagedTensor* managed,
                                               ctl_tensor** out_tensor);
-CTL_EXPORT ctl_status* ctl_tensor_from_dlpack_versioned(
-    ctl_device* device, struct DLManagedTensorVersioned* managed, ctl_tensor** out_tensor);
+CTL_EXPORT ctl_status* ctl_tensor_from_dlpack_versioned(ctl_device* device, struct DLManagedTensorVersioned* managed,
+                                                        ctl_tensor** out_tensor);
 
 /* ----------------------------------------------------------------------------------------
  * Version

@@ -69,11 +69,10 @@ typedef struct ctl_plugin_device_properties {
   int32_t numa_node;      /* -1 when unknown */
   uint8_t uuid[16];
   bool has_uuid;
-  uint32_t dtype_mask;    /* CTL_DTYPE_BIT of each dtype the device computes in */
-  bool host_visible;      /* buffer_host_pointer works for every buffer */
+  uint32_t dtype_mask; /* CTL_DTYPE_BIT of each dtype the device computes in */
+  bool host_visible;   /* buffer_host_pointer works for every buffer */
 } ctl_plugin_device_properties;
-#define CTL_PLUGIN_DEVICE_PROPERTIES_STRUCT_SIZE \
-  (offsetof(ctl_plugin_device_properties, host_visible) + sizeof(bool))
+#define CTL_PLUGIN_DEVICE_PROPERTIES_STRUCT_SIZE (offsetof(ctl_plugin_device_properties, host_visible) + sizeof(bool))
 
 /* ----------------------------------------------------------------------------------------
  * Op calls: ops as data
@@ -137,24 +136,21 @@ typedef struct ctl_plugin_api {
 
   /* Devices. A device lives as long as its instance; *out_device is borrowed. */
   ctl_status* (*device_count)(ctl_plugin_instance* instance, uint32_t* out_count);
-  ctl_status* (*device_get)(ctl_plugin_instance* instance, uint32_t index,
-                            ctl_plugin_device** out_device);
+  ctl_status* (*device_get)(ctl_plugin_instance* instance, uint32_t index, ctl_plugin_device** out_device);
   /* Fills *out_properties, writing only fields that fit in out_properties->struct_size.
    * The core pre-fills defaults (numa_node -1, required dtypes, ...) for what an older
    * plugin does not know. */
-  ctl_status* (*device_properties)(ctl_plugin_device* device,
-                                   ctl_plugin_device_properties* out_properties);
+  ctl_status* (*device_properties)(ctl_plugin_device* device, ctl_plugin_device_properties* out_properties);
 
   /* Buffers: `size` bytes, at least 64-byte aligned. size 0 is allowed. */
-  ctl_status* (*buffer_allocate)(ctl_plugin_device* device, uint64_t size,
-                                 ctl_plugin_buffer** out_buffer);
+  ctl_status* (*buffer_allocate)(ctl_plugin_device* device, uint64_t size, ctl_plugin_buffer** out_buffer);
   void (*buffer_free)(ctl_plugin_device* device, ctl_plugin_buffer* buffer);
   /* Host -> device. `source` must stay valid until the stream has passed this point. */
-  ctl_status* (*buffer_write)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer,
-                              uint64_t offset, const void* source, uint64_t size);
+  ctl_status* (*buffer_write)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, const void* source,
+                              uint64_t size);
   /* Device -> host. `destination` is written by the time the stream has passed this point. */
-  ctl_status* (*buffer_read)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer,
-                             uint64_t offset, void* destination, uint64_t size);
+  ctl_status* (*buffer_read)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, void* destination,
+                             uint64_t size);
 
   /* Streams: work submitted to one stream runs in order. */
   ctl_status* (*stream_create)(ctl_plugin_device* device, ctl_plugin_stream** out_stream);
@@ -171,18 +167,15 @@ typedef struct ctl_plugin_api {
    * Default: every call is attempted and op_execute's status is reported. */
   ctl_status* (*op_supports)(ctl_plugin_device* device, const ctl_op_call* call);
   /* Device -> device on one device; regions do not overlap. Default: through the host. */
-  ctl_status* (*buffer_copy)(ctl_plugin_stream* stream, ctl_plugin_buffer* source,
-                             uint64_t source_offset, ctl_plugin_buffer* destination,
-                             uint64_t destination_offset, uint64_t size);
+  ctl_status* (*buffer_copy)(ctl_plugin_stream* stream, ctl_plugin_buffer* source, uint64_t source_offset,
+                             ctl_plugin_buffer* destination, uint64_t destination_offset, uint64_t size);
   /* Repeats a pattern of 1, 2, 4 or 8 bytes over `size` bytes (a multiple of it).
    * Default: buffer_write of a host copy. */
-  ctl_status* (*buffer_fill)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer,
-                             uint64_t offset, uint64_t size, const void* pattern,
-                             uint32_t pattern_size);
+  ctl_status* (*buffer_fill)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, uint64_t size,
+                             const void* pattern, uint32_t pattern_size);
   /* The host address of a buffer's first byte, for host-visible devices. Default: none,
    * so DLPack export copies are refused and import is unsupported. */
-  ctl_status* (*buffer_host_pointer)(ctl_plugin_device* device, ctl_plugin_buffer* buffer,
-                                     void** out_pointer);
+  ctl_status* (*buffer_host_pointer)(ctl_plugin_device* device, ctl_plugin_buffer* buffer, void** out_pointer);
   /* Wraps `size` bytes of host memory the caller keeps alive (DLPack import);
    * buffer_free must then not free the memory itself. */
   ctl_status* (*buffer_wrap_host)(ctl_plugin_device* device, void* pointer, uint64_t size,
@@ -202,8 +195,7 @@ typedef struct ctl_plugin_api {
 /* The one symbol a plugin exports. Returns the table for the richest version both sides
  * understand (same major, minor <= core_abi_minor), or NULL after logging why. `host` is
  * valid only during this call (for logging); instances get their own in instance_create. */
-typedef const ctl_plugin_api* (*ctl_plugin_query_fn)(uint32_t core_abi_major,
-                                                     uint32_t core_abi_minor,
+typedef const ctl_plugin_api* (*ctl_plugin_query_fn)(uint32_t core_abi_major, uint32_t core_abi_minor,
                                                      const ctl_host_api* host);
 #define CTL_PLUGIN_QUERY_SYMBOL "ctl_plugin_query"
 

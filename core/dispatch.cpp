@@ -47,18 +47,17 @@ ctl_status* check_outputs(const PreparedOp& prepared, size_t output_count, ctl_t
       std::string want, have;
       for (uint32_t d = 0; d < spec.rank; ++d) want += (d ? "x" : "") + std::to_string(spec.shape[d]);
       for (uint32_t d = 0; d < l.rank; ++d) have += (d ? "x" : "") + std::to_string(l.shape[d]);
-      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[%zu] has shape [%s] but the op produces [%s]",
-                         name, i, have.c_str(), want.c_str());
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[%zu] has shape [%s] but the op produces [%s]", name,
+                         i, have.c_str(), want.c_str());
     }
     for (uint32_t d = 0; d < l.rank; ++d) {
       CTL_CHECK_ARG(l.strides[d] != 0 || l.shape[d] <= 1,
-                    "%s: outputs[%zu] is a broadcast view (stride 0 on axis %u); outputs need distinct elements",
-                    name, i, d);
+                    "%s: outputs[%zu] is a broadcast view (stride 0 on axis %u); outputs need distinct elements", name,
+                    i, d);
     }
     for (size_t k = 0; k < prepared.inputs.size(); ++k) {
       if (prepared.inputs[k] && overlaps(outputs[i], prepared.inputs[k])) {
-        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[%zu] overlaps inputs[%zu] in memory", name, i,
-                           k);
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[%zu] overlaps inputs[%zu] in memory", name, i, k);
       }
     }
     for (size_t k = 0; k < i; ++k) {
@@ -112,8 +111,8 @@ ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* 
 
 }  // namespace
 
-ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
-                   size_t output_count, ctl_tensor** out_tensors) {
+ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs, size_t output_count,
+                   ctl_tensor** out_tensors) {
   CTL_CHECK_ARG(out_tensors || output_count == 0, "argument 'out_tensors' is NULL");
   PreparedOp prepared;
   CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, nullptr, true, &prepared));
@@ -150,7 +149,9 @@ using namespace catalyst;
 
 extern "C" {
 
-CTL_EXPORT const char* ctl_op_name(ctl_op_id op) { return op_name(op); }
+CTL_EXPORT const char* ctl_op_name(ctl_op_id op) {
+  return op_name(op);
+}
 
 // Every entry point below checks its op id before anything reads it as an enum.
 
@@ -160,8 +161,8 @@ CTL_EXPORT ctl_status* ctl_op_run(ctl_op_id op, size_t input_count, ctl_tensor* 
   return guard([&] { return run_op(op, input_count, inputs, attrs, output_count, out_tensors); });
 }
 
-CTL_EXPORT ctl_status* ctl_op_run_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs,
-                                       const void* attrs, size_t output_count, ctl_tensor* const* outputs) {
+CTL_EXPORT ctl_status* ctl_op_run_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                                       size_t output_count, ctl_tensor* const* outputs) {
   CTL_RETURN_IF_ERROR(check_op_id(op));
   return guard([&] { return run_op_into(op, input_count, inputs, attrs, output_count, outputs); });
 }
@@ -192,8 +193,8 @@ CTL_EXPORT ctl_status* ctl_op_softmax(ctl_tensor* x, int64_t axis, ctl_tensor** 
   });
 }
 
-CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_count, const int64_t* axes,
-                                     bool keepdims, ctl_tensor** out_tensor) {
+CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_count, const int64_t* axes, bool keepdims,
+                                     ctl_tensor** out_tensor) {
   CTL_RETURN_IF_ERROR(check_op_id(op));
   return guard([&]() -> ctl_status* {
     CTL_CHECK_ARG(axis_count <= CTL_MAX_RANK, "argument 'axis_count' is %zu; at most %d", axis_count, CTL_MAX_RANK);

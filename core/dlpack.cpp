@@ -32,14 +32,25 @@ ctl_status* to_dl_dtype(ctl_dtype dtype, DLDataType* out) {
   switch (dtype) {
     case CTL_DTYPE_F32:
     case CTL_DTYPE_F64:
-    case CTL_DTYPE_F16: out->code = kDLFloat; return nullptr;
-    case CTL_DTYPE_BF16: out->code = kDLBfloat; return nullptr;
+    case CTL_DTYPE_F16:
+      out->code = kDLFloat;
+      return nullptr;
+    case CTL_DTYPE_BF16:
+      out->code = kDLBfloat;
+      return nullptr;
     case CTL_DTYPE_I8:
     case CTL_DTYPE_I32:
-    case CTL_DTYPE_I64: out->code = kDLInt; return nullptr;
-    case CTL_DTYPE_U8: out->code = kDLUInt; return nullptr;
-    case CTL_DTYPE_BOOL: out->code = kDLBoolCode; return nullptr;
-    default: return make_status(CTL_STATUS_INTERNAL, "dtype %d has no DLPack form", static_cast<int>(dtype));
+    case CTL_DTYPE_I64:
+      out->code = kDLInt;
+      return nullptr;
+    case CTL_DTYPE_U8:
+      out->code = kDLUInt;
+      return nullptr;
+    case CTL_DTYPE_BOOL:
+      out->code = kDLBoolCode;
+      return nullptr;
+    default:
+      return make_status(CTL_STATUS_INTERNAL, "dtype %d has no DLPack form", static_cast<int>(dtype));
   }
 }
 
@@ -52,17 +63,16 @@ ctl_status* from_dl_dtype(DLDataType dt, ctl_dtype* out) {
     ctl_dtype dtype;
   };
   static constexpr Entry kTable[] = {
-      {kDLFloat, 32, CTL_DTYPE_F32}, {kDLFloat, 64, CTL_DTYPE_F64}, {kDLFloat, 16, CTL_DTYPE_F16},
-      {kDLBfloat, 16, CTL_DTYPE_BF16}, {kDLInt, 8, CTL_DTYPE_I8},   {kDLUInt, 8, CTL_DTYPE_U8},
-      {kDLInt, 32, CTL_DTYPE_I32},   {kDLInt, 64, CTL_DTYPE_I64},   {kDLBoolCode, 8, CTL_DTYPE_BOOL}};
+      {kDLFloat, 32, CTL_DTYPE_F32},   {kDLFloat, 64, CTL_DTYPE_F64}, {kDLFloat, 16, CTL_DTYPE_F16},
+      {kDLBfloat, 16, CTL_DTYPE_BF16}, {kDLInt, 8, CTL_DTYPE_I8},     {kDLUInt, 8, CTL_DTYPE_U8},
+      {kDLInt, 32, CTL_DTYPE_I32},     {kDLInt, 64, CTL_DTYPE_I64},   {kDLBoolCode, 8, CTL_DTYPE_BOOL}};
   for (const auto& entry : kTable) {
     if (entry.code == dt.code && entry.bits == dt.bits) {
       *out = entry.dtype;
       return nullptr;
     }
   }
-  return make_status(CTL_STATUS_UNSUPPORTED, "DLPack dtype (code %u, %u bits) has no Catalyst dtype", dt.code,
-                     dt.bits);
+  return make_status(CTL_STATUS_UNSUPPORTED, "DLPack dtype (code %u, %u bits) has no Catalyst dtype", dt.code, dt.bits);
 }
 
 // Fills `dl` for `tensor` and returns the context that keeps it alive.
@@ -142,8 +152,8 @@ ctl_status* import_tensor(ctl_device* device, const DLTensor& dl, void (*on_rele
   if (dl.strides) {
     for (int32_t i = 0; i < dl.ndim; ++i) {
       if (dl.strides[i] < 0) {
-        return make_status(CTL_STATUS_UNSUPPORTED, "DLPack strides[%d] is %lld; negative strides are not supported",
-                           i, static_cast<long long>(dl.strides[i]));
+        return make_status(CTL_STATUS_UNSUPPORTED, "DLPack strides[%d] is %lld; negative strides are not supported", i,
+                           static_cast<long long>(dl.strides[i]));
       }
       layout.strides[i] = dl.strides[i];
     }
@@ -218,8 +228,7 @@ CTL_EXPORT ctl_status* ctl_tensor_to_dlpack_versioned(ctl_tensor* tensor, DLMana
   });
 }
 
-CTL_EXPORT ctl_status* ctl_tensor_from_dlpack(ctl_device* device, DLManagedTensor* managed,
-                                              ctl_tensor** out_tensor) {
+CTL_EXPORT ctl_status* ctl_tensor_from_dlpack(ctl_device* device, DLManagedTensor* managed, ctl_tensor** out_tensor) {
   return guard([&]() -> ctl_status* {
     CTL_CHECK_ARG(managed, "argument 'managed' is NULL");
     return import_tensor(device, managed->dl_tensor, &call_deleter, managed, out_tensor);

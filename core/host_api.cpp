@@ -1,6 +1,6 @@
 // host_api.cpp — see host_api.h.
-#include "enum_value.h"
 #include "host_api.h"
+#include "enum_value.h"
 
 #include <cstdlib>
 
@@ -8,8 +8,7 @@
 
 namespace catalyst {
 
-HostApi::HostApi(const Logger* logger, std::string plugin_label)
-    : logger_(logger), label_(std::move(plugin_label)) {
+HostApi::HostApi(const Logger* logger, std::string plugin_label) : logger_(logger), label_(std::move(plugin_label)) {
   table_.struct_size = CTL_HOST_API_STRUCT_SIZE;
   table_.abi_major = CTL_ABI_VERSION_MAJOR;
   table_.abi_minor = CTL_ABI_VERSION_MINOR;

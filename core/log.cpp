@@ -1,10 +1,10 @@
 // log.cpp — see log.h.
 #include "log.h"
 
+#include <strings.h>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <strings.h>
 
 namespace catalyst {
 
@@ -12,8 +12,8 @@ bool parse_log_level(const char* text, ctl_log_level* out_level) {
   static const struct {
     const char* name;
     ctl_log_level level;
-  } kLevels[] = {{"debug", CTL_LOG_DEBUG},     {"info", CTL_LOG_INFO}, {"warning", CTL_LOG_WARNING},
-                 {"warn", CTL_LOG_WARNING},     {"error", CTL_LOG_ERROR}, {"off", CTL_LOG_OFF}};
+  } kLevels[] = {{"debug", CTL_LOG_DEBUG},  {"info", CTL_LOG_INFO},   {"warning", CTL_LOG_WARNING},
+                 {"warn", CTL_LOG_WARNING}, {"error", CTL_LOG_ERROR}, {"off", CTL_LOG_OFF}};
   if (!text) return false;
   for (const auto& entry : kLevels) {
     if (strcasecmp(text, entry.name) == 0) {
@@ -24,16 +24,15 @@ bool parse_log_level(const char* text, ctl_log_level* out_level) {
   return false;
 }
 
-Logger::Logger(ctl_log_fn fn, void* user_data, ctl_log_level level)
-    : fn_(fn), user_data_(user_data), level_(level) {
+Logger::Logger(ctl_log_fn fn, void* user_data, ctl_log_level level) : fn_(fn), user_data_(user_data), level_(level) {
   const char* env = std::getenv("CATALYST_LOG");
   ctl_log_level from_env;
   if (env && *env) {
     if (parse_log_level(env, &from_env)) {
       level_ = from_env;
     } else {
-      write(CTL_LOG_WARNING, std::string("CATALYST_LOG=") + env +
-                                 " is not one of debug, info, warning, error, off; ignored");
+      write(CTL_LOG_WARNING,
+            std::string("CATALYST_LOG=") + env + " is not one of debug, info, warning, error, off; ignored");
     }
   }
 }

@@ -1,7 +1,7 @@
 // op_schema.cpp — validation, output inference and normalisation of every op (see
 // op_schema.h and docs/ops.md). Every failure names the argument and the value at fault.
-#include "enum_value.h"
 #include "op_schema.h"
+#include "enum_value.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,8 +12,23 @@
 namespace catalyst {
 namespace {
 
-enum class Family { kUnary, kBinary, kCompare, kWhere, kReduce, kMatmul, kSoftmax, kLayerNorm, kRmsNorm,
-                    kCopy, kCast, kConcat, kGather, kScatterAdd, kCreate };
+enum class Family {
+  kUnary,
+  kBinary,
+  kCompare,
+  kWhere,
+  kReduce,
+  kMatmul,
+  kSoftmax,
+  kLayerNorm,
+  kRmsNorm,
+  kCopy,
+  kCast,
+  kConcat,
+  kGather,
+  kScatterAdd,
+  kCreate
+};
 enum class Dtypes { kFloat, kNumeric, kAll, kMatmul };
 
 struct OpInfo {
@@ -90,20 +105,28 @@ bool is_float(ctl_dtype d) {
 
 bool dtype_allowed(Dtypes rule, ctl_dtype d) {
   switch (rule) {
-    case Dtypes::kFloat: return is_float(d);
-    case Dtypes::kNumeric: return d != CTL_DTYPE_BOOL;
-    case Dtypes::kAll: return true;
-    case Dtypes::kMatmul: return is_float(d) || d == CTL_DTYPE_I32 || d == CTL_DTYPE_I64;
+    case Dtypes::kFloat:
+      return is_float(d);
+    case Dtypes::kNumeric:
+      return d != CTL_DTYPE_BOOL;
+    case Dtypes::kAll:
+      return true;
+    case Dtypes::kMatmul:
+      return is_float(d) || d == CTL_DTYPE_I32 || d == CTL_DTYPE_I64;
   }
   return false;
 }
 
 const char* rule_words(Dtypes rule) {
   switch (rule) {
-    case Dtypes::kFloat: return "a floating dtype (f32, f64, f16, bf16)";
-    case Dtypes::kNumeric: return "a numeric dtype (not bool)";
-    case Dtypes::kAll: return "any dtype";
-    case Dtypes::kMatmul: return "a floating dtype, i32 or i64";
+    case Dtypes::kFloat:
+      return "a floating dtype (f32, f64, f16, bf16)";
+    case Dtypes::kNumeric:
+      return "a numeric dtype (not bool)";
+    case Dtypes::kAll:
+      return "any dtype";
+    case Dtypes::kMatmul:
+      return "a floating dtype, i32 or i64";
   }
   return "";
 }
@@ -128,8 +151,8 @@ ctl_status* read_attrs(const OpInfo& info, const void* attrs, size_t minimum, T*
 
 ctl_status* normalize_axis(const OpInfo& info, int64_t axis, uint32_t rank, const char* what, int32_t* out) {
   if (axis < -static_cast<int64_t>(rank) || axis >= static_cast<int64_t>(rank)) {
-    return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: %s is %lld, out of range for an input of rank %u",
-                       info.name, what, static_cast<long long>(axis), rank);
+    return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: %s is %lld, out of range for an input of rank %u", info.name,
+                       what, static_cast<long long>(axis), rank);
   }
   *out = static_cast<int32_t>(axis < 0 ? axis + rank : axis);
   return nullptr;
@@ -144,8 +167,8 @@ ctl_status* broadcast_into(const OpInfo& info, const Layout& layout, size_t inde
     const int64_t b = i < rank - layout.rank ? 1 : layout.shape[i - (rank - layout.rank)];
     if (a != b && a != 1 && b != 1) {
       return make_status(CTL_STATUS_INVALID_ARGUMENT,
-                         "%s: input %zu has size %lld on axis %u, which does not broadcast with size %lld",
-                         info.name, index, static_cast<long long>(b), i, static_cast<long long>(a));
+                         "%s: input %zu has size %lld on axis %u, which does not broadcast with size %lld", info.name,
+                         index, static_cast<long long>(b), i, static_cast<long long>(a));
     }
     shape[i] = a == 1 ? b : a;
   }
@@ -180,29 +203,45 @@ OutputSpec spec_of(ctl_dtype dtype, uint32_t rank, const int64_t* shape) {
 
 class Preparer {
  public:
-  Preparer(const OpInfo& info, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
-           size_t output_count, ctl_tensor* const* outputs, bool allocating, PreparedOp* out)
-      : info_(info), input_count_(input_count), inputs_(inputs), attrs_(attrs), output_count_(output_count),
-        outputs_(outputs), allocating_(allocating), out_(out) {}
+  Preparer(const OpInfo& info, size_t input_count, ctl_tensor* const* inputs, const void* attrs, size_t output_count,
+           ctl_tensor* const* outputs, bool allocating, PreparedOp* out)
+      : info_(info),
+        input_count_(input_count),
+        inputs_(inputs),
+        attrs_(attrs),
+        output_count_(output_count),
+        outputs_(outputs),
+        allocating_(allocating),
+        out_(out) {}
 
   ctl_status* run() {
     out_->op = info_.op;
     switch (info_.family) {
       case Family::kUnary:
-      case Family::kCopy: return unary();
+      case Family::kCopy:
+        return unary();
       case Family::kBinary:
       case Family::kCompare:
-      case Family::kWhere: return elementwise();
-      case Family::kReduce: return reduce();
-      case Family::kMatmul: return matmul();
-      case Family::kSoftmax: return softmax();
+      case Family::kWhere:
+        return elementwise();
+      case Family::kReduce:
+        return reduce();
+      case Family::kMatmul:
+        return matmul();
+      case Family::kSoftmax:
+        return softmax();
       case Family::kLayerNorm:
-      case Family::kRmsNorm: return normalization();
-      case Family::kCast: return cast();
-      case Family::kConcat: return concat();
+      case Family::kRmsNorm:
+        return normalization();
+      case Family::kCast:
+        return cast();
+      case Family::kConcat:
+        return concat();
       case Family::kGather:
-      case Family::kScatterAdd: return gather_scatter();
-      case Family::kCreate: return create();
+      case Family::kScatterAdd:
+        return gather_scatter();
+      case Family::kCreate:
+        return create();
     }
     return make_status(CTL_STATUS_INTERNAL, "%s: no schema", info_.name);
   }
@@ -214,19 +253,19 @@ class Preparer {
         return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s takes %zu inputs; input_count is %zu", info_.name,
                            min_inputs, input_count_);
       }
-      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s takes %zu to %zu inputs; input_count is %zu",
-                         info_.name, min_inputs, max_inputs, input_count_);
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s takes %zu to %zu inputs; input_count is %zu", info_.name,
+                         min_inputs, max_inputs, input_count_);
     }
     if (input_count_ > 0 && !inputs_) {
       return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: argument 'inputs' is NULL", info_.name);
     }
     if (output_count_ < min_outputs || output_count_ > max_outputs) {
       if (min_outputs == max_outputs) {
-        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s produces %zu outputs; output_count is %zu",
-                           info_.name, min_outputs, output_count_);
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s produces %zu outputs; output_count is %zu", info_.name,
+                           min_outputs, output_count_);
       }
-      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s produces %zu to %zu outputs; output_count is %zu",
-                         info_.name, min_outputs, max_outputs, output_count_);
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s produces %zu to %zu outputs; output_count is %zu", info_.name,
+                         min_outputs, max_outputs, output_count_);
     }
     out_->input_views.assign(input_count_, ctl_tensor_view{});
     out_->input_present.assign(input_count_, false);
@@ -487,8 +526,8 @@ class Preparer {
     const size_t max_outputs = layer ? 3 : 2;
     CTL_RETURN_IF_ERROR(arity(1, max_inputs, 1, max_outputs));
     if (allocating_ && output_count_ != 1 && output_count_ != max_outputs) {
-      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: output_count is %zu; ask for 1 or %zu outputs",
-                         info_.name, output_count_, max_outputs);
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: output_count is %zu; ask for 1 or %zu outputs", info_.name,
+                         output_count_, max_outputs);
     }
     CTL_RETURN_IF_ERROR(input(0));
     for (size_t i = 1; i < input_count_; ++i) CTL_RETURN_IF_ERROR(input(i, true));
@@ -504,8 +543,8 @@ class Preparer {
       const Layout& p = layout(i);
       if (p.rank != 1 || p.shape[0] != n) {
         return make_status(CTL_STATUS_INVALID_ARGUMENT,
-                           "%s: inputs[%zu] (%s) must be 1-D of length %lld, the size of the last axis",
-                           info_.name, i, i == 1 ? "weight" : "bias", static_cast<long long>(n));
+                           "%s: inputs[%zu] (%s) must be 1-D of length %lld, the size of the last axis", info_.name, i,
+                           i == 1 ? "weight" : "bias", static_cast<long long>(n));
       }
     }
     ctl_norm_attrs& a = out_->attrs.norm;
@@ -561,8 +600,8 @@ class Preparer {
       CTL_RETURN_IF_ERROR(same_dtype(0, i));
       const Layout& l = layout(i);
       if (l.rank != first.rank) {
-        return make_status(CTL_STATUS_INVALID_ARGUMENT, "concat: inputs[%zu] has rank %u but inputs[0] has rank %u",
-                           i, l.rank, first.rank);
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "concat: inputs[%zu] has rank %u but inputs[0] has rank %u", i,
+                           l.rank, first.rank);
       }
       for (uint32_t d = 0; d < l.rank; ++d) {
         if (static_cast<int32_t>(d) != a.axis && l.shape[d] != first.shape[d]) {
@@ -602,8 +641,8 @@ class Preparer {
     gathered.present = true;
     gathered.dtype = x.dtype;
     if (x.rank - 1 + index.rank > CTL_MAX_RANK) {
-      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: the result would have rank %u; at most %d",
-                         info_.name, x.rank - 1 + index.rank, CTL_MAX_RANK);
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: the result would have rank %u; at most %d", info_.name,
+                         x.rank - 1 + index.rank, CTL_MAX_RANK);
     }
     for (int32_t d = 0; d < a.axis; ++d) gathered.shape[gathered.rank++] = x.shape[d];
     for (uint32_t d = 0; d < index.rank; ++d) gathered.shape[gathered.rank++] = index.shape[d];

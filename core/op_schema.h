@@ -36,7 +36,7 @@ struct PreparedOp {
   bool has_attrs = false;
   std::vector<ctl_tensor_view> input_views;  // normalised; unused slots for absent inputs
   std::vector<bool> input_present;
-  std::vector<const ctl_tensor*> inputs;     // for overlap checks
+  std::vector<const ctl_tensor*> inputs;  // for overlap checks
   std::vector<OutputSpec> outputs;
   // Reductions: the plugin sees outputs in keepdims form; these axes are re-inserted.
   uint32_t keepdims_mask = 0;

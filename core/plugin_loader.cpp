@@ -60,26 +60,19 @@ std::string real_path_or_self(const std::string& path) {
   return error ? path : real.string();
 }
 
-const char* kRequiredEntries[] = {"instance_create",   "instance_destroy", "device_count",
-                                  "device_get",        "device_properties", "buffer_allocate",
-                                  "buffer_free",       "buffer_write",     "buffer_read",
-                                  "stream_create",     "stream_destroy",   "stream_synchronize",
+const char* kRequiredEntries[] = {"instance_create",   "instance_destroy", "device_count",   "device_get",
+                                  "device_properties", "buffer_allocate",  "buffer_free",    "buffer_write",
+                                  "buffer_read",       "stream_create",    "stream_destroy", "stream_synchronize",
                                   "op_execute"};
 
 // The required entries of a table, in the order of kRequiredEntries.
 std::vector<const void*> required_entries(const ctl_plugin_api& api) {
-  return {reinterpret_cast<const void*>(api.instance_create),
-          reinterpret_cast<const void*>(api.instance_destroy),
-          reinterpret_cast<const void*>(api.device_count),
-          reinterpret_cast<const void*>(api.device_get),
-          reinterpret_cast<const void*>(api.device_properties),
-          reinterpret_cast<const void*>(api.buffer_allocate),
-          reinterpret_cast<const void*>(api.buffer_free),
-          reinterpret_cast<const void*>(api.buffer_write),
-          reinterpret_cast<const void*>(api.buffer_read),
-          reinterpret_cast<const void*>(api.stream_create),
-          reinterpret_cast<const void*>(api.stream_destroy),
-          reinterpret_cast<const void*>(api.stream_synchronize),
+  return {reinterpret_cast<const void*>(api.instance_create),   reinterpret_cast<const void*>(api.instance_destroy),
+          reinterpret_cast<const void*>(api.device_count),      reinterpret_cast<const void*>(api.device_get),
+          reinterpret_cast<const void*>(api.device_properties), reinterpret_cast<const void*>(api.buffer_allocate),
+          reinterpret_cast<const void*>(api.buffer_free),       reinterpret_cast<const void*>(api.buffer_write),
+          reinterpret_cast<const void*>(api.buffer_read),       reinterpret_cast<const void*>(api.stream_create),
+          reinterpret_cast<const void*>(api.stream_destroy),    reinterpret_cast<const void*>(api.stream_synchronize),
           reinterpret_cast<const void*>(api.op_execute)};
 }
 
@@ -99,8 +92,8 @@ void negotiate(LoadedPlugin& plugin, ctl_plugin_query_fn query, const Logger& lo
   plugin.host->capture_log(nullptr);
   if (!table) {
     reject(plugin,
-           "ctl_plugin_query returned NULL" + (said.empty() ? std::string(" without saying why")
-                                                            : " (the plugin said: " + said + ")"),
+           "ctl_plugin_query returned NULL" +
+               (said.empty() ? std::string(" without saying why") : " (the plugin said: " + said + ")"),
            logger);
     return;
   }
@@ -113,8 +106,8 @@ void negotiate(LoadedPlugin& plugin, ctl_plugin_query_fn query, const Logger& lo
   }
   if (table->struct_size < CTL_PLUGIN_API_MIN_STRUCT_SIZE) {
     reject(plugin,
-           "function table too small: struct_size " + std::to_string(table->struct_size) +
-               " bytes, at least " + std::to_string(CTL_PLUGIN_API_MIN_STRUCT_SIZE) + " needed",
+           "function table too small: struct_size " + std::to_string(table->struct_size) + " bytes, at least " +
+               std::to_string(CTL_PLUGIN_API_MIN_STRUCT_SIZE) + " needed",
            logger);
     return;
   }
@@ -155,9 +148,8 @@ void negotiate(LoadedPlugin& plugin, ctl_plugin_query_fn query, const Logger& lo
   plugin.instance = instance;
   plugin.device_count = count;
   plugin.accepted = true;
-  plugin.reason = "loaded: ABI " + std::to_string(plugin.abi_major) + "." +
-                  std::to_string(plugin.abi_minor) + ", " + std::to_string(count) +
-                  (count == 1 ? " device" : " devices");
+  plugin.reason = "loaded: ABI " + std::to_string(plugin.abi_major) + "." + std::to_string(plugin.abi_minor) + ", " +
+                  std::to_string(count) + (count == 1 ? " device" : " devices");
   if (table->struct_size < sizeof(ctl_plugin_api)) {
     plugin.reason += " (older table: newer entries use the core's defaults)";
   }
@@ -167,9 +159,8 @@ void negotiate(LoadedPlugin& plugin, ctl_plugin_query_fn query, const Logger& lo
 
 }  // namespace
 
-std::vector<PluginCandidate> discover_plugins(const char* const* option_paths,
-                                              size_t option_path_count, bool disable_discovery,
-                                              const Logger& logger) {
+std::vector<PluginCandidate> discover_plugins(const char* const* option_paths, size_t option_path_count,
+                                              bool disable_discovery, const Logger& logger) {
   std::vector<PluginCandidate> candidates;
   std::set<std::string> seen;
   auto add = [&](const std::string& path, const char* source) {
@@ -234,8 +225,7 @@ std::unique_ptr<LoadedPlugin> load_plugin(const PluginCandidate& candidate, cons
   return plugin;
 }
 
-std::unique_ptr<LoadedPlugin> load_builtin_plugin(const std::string& label,
-                                                  ctl_plugin_query_fn query,
+std::unique_ptr<LoadedPlugin> load_builtin_plugin(const std::string& label, ctl_plugin_query_fn query,
                                                   const Logger& logger) {
   auto plugin = std::make_unique<LoadedPlugin>();
   plugin->candidate = {label, "builtin"};

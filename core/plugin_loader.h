@@ -27,17 +27,16 @@ struct LoadedPlugin {
   std::string version;
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
-  void* library = nullptr;             // dlopen handle, kept open while the runtime lives
-  ctl_plugin_api api{};                // the plugin's table copied into a zeroed full-size one
-  std::unique_ptr<HostApi> host;       // the host table this plugin's instance uses
+  void* library = nullptr;        // dlopen handle, kept open while the runtime lives
+  ctl_plugin_api api{};           // the plugin's table copied into a zeroed full-size one
+  std::unique_ptr<HostApi> host;  // the host table this plugin's instance uses
   ctl_plugin_instance* instance = nullptr;
   uint32_t device_count = 0;
 };
 
 // Every candidate file, in discovery order, without duplicates (same real path).
-std::vector<PluginCandidate> discover_plugins(const char* const* option_paths,
-                                              size_t option_path_count, bool disable_discovery,
-                                              const Logger& logger);
+std::vector<PluginCandidate> discover_plugins(const char* const* option_paths, size_t option_path_count,
+                                              bool disable_discovery, const Logger& logger);
 
 // Loads and negotiates one candidate, creating its instance. Never throws for a bad file:
 // a rejected plugin comes back with accepted == false and the reason in words.
@@ -45,8 +44,7 @@ std::unique_ptr<LoadedPlugin> load_plugin(const PluginCandidate& candidate, cons
 
 // Accepts a table that is already in memory (the built-in reference kernels), with the
 // same checks as a file.
-std::unique_ptr<LoadedPlugin> load_builtin_plugin(const std::string& label,
-                                                  ctl_plugin_query_fn query,
+std::unique_ptr<LoadedPlugin> load_builtin_plugin(const std::string& label, ctl_plugin_query_fn query,
                                                   const Logger& logger);
 
 // Destroys the instance; the library stays mapped (plugins are never unloaded while a

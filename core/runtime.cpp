@@ -1,7 +1,7 @@
 // runtime.cpp — creating a runtime (discovery, loading, device enumeration) and the C
 // functions that report plugins and devices.
-#include "enum_value.h"
 #include "runtime.h"
+#include "enum_value.h"
 
 #include <dlfcn.h>
 
@@ -48,29 +48,29 @@ void add_devices(ctl_runtime* runtime, LoadedPlugin* plugin) {
     device->plugin = plugin;
     device->label = plugin->name + ":" + std::to_string(i);
     if (ctl_status* status = plugin->api.device_get(plugin->instance, i, &device->handle)) {
-      runtime->logger.printf(CTL_LOG_WARNING, "device %s left out: device_get failed: %s",
-                             device->label.c_str(), ctl_status_get_message(status));
+      runtime->logger.printf(CTL_LOG_WARNING, "device %s left out: device_get failed: %s", device->label.c_str(),
+                             ctl_status_get_message(status));
       ctl_status_free(status);
       continue;
     }
     ctl_plugin_device_properties properties;
     if (ctl_status* status = device->properties(&properties)) {
-      runtime->logger.printf(CTL_LOG_WARNING, "device %s left out: device_properties failed: %s",
-                             device->label.c_str(), ctl_status_get_message(status));
+      runtime->logger.printf(CTL_LOG_WARNING, "device %s left out: device_properties failed: %s", device->label.c_str(),
+                             ctl_status_get_message(status));
       ctl_status_free(status);
       continue;
     }
     device->host_visible = properties.host_visible && plugin->api.buffer_host_pointer;
     device->dtype_mask = properties.dtype_mask;
     if (ctl_status* status = plugin->api.stream_create(device->handle, &device->stream)) {
-      runtime->logger.printf(CTL_LOG_WARNING, "device %s left out: stream_create failed: %s",
-                             device->label.c_str(), ctl_status_get_message(status));
+      runtime->logger.printf(CTL_LOG_WARNING, "device %s left out: stream_create failed: %s", device->label.c_str(),
+                             ctl_status_get_message(status));
       ctl_status_free(status);
       continue;
     }
     device->index = static_cast<uint32_t>(runtime->devices.size());
-    runtime->logger.printf(CTL_LOG_DEBUG, "device %u: %s (%s)", device->index,
-                           properties.name ? properties.name : "?", device->label.c_str());
+    runtime->logger.printf(CTL_LOG_DEBUG, "device %u: %s (%s)", device->index, properties.name ? properties.name : "?",
+                           device->label.c_str());
     runtime->devices.push_back(std::move(device));
   }
 }
@@ -111,8 +111,7 @@ ctl_runtime::~ctl_runtime() {
 
 extern "C" {
 
-CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options,
-                                          ctl_runtime** out_runtime) {
+CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options, ctl_runtime** out_runtime) {
   return guard([&]() -> ctl_status* {
     CTL_CHECK_ARG(out_runtime, "argument 'out_runtime' is NULL");
     ctl_runtime_options opts{};
@@ -128,8 +127,8 @@ CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options,
     }
     const ctl_log_level level = opts.log_level_set ? opts.log_level : CTL_LOG_WARNING;
     auto runtime = std::make_unique<ctl_runtime>(Logger(opts.log_fn, opts.log_user_data, level));
-    const auto candidates = discover_plugins(opts.plugin_paths, opts.plugin_path_count,
-                                             opts.disable_discovery, runtime->logger);
+    const auto candidates =
+        discover_plugins(opts.plugin_paths, opts.plugin_path_count, opts.disable_discovery, runtime->logger);
     for (const auto& candidate : candidates) {
       auto plugin = load_plugin(candidate, runtime->logger);
       if (!plugin->accepted && candidate.source == "options") {
@@ -167,16 +166,15 @@ CTL_EXPORT size_t ctl_runtime_plugin_count(const ctl_runtime* runtime) {
   return runtime && runtime->magic == kRuntimeMagic ? runtime->plugins.size() : 0;
 }
 
-CTL_EXPORT ctl_status* ctl_runtime_plugin_info(const ctl_runtime* runtime, size_t index,
-                                               ctl_plugin_info* out_info) {
+CTL_EXPORT ctl_status* ctl_runtime_plugin_info(const ctl_runtime* runtime, size_t index, ctl_plugin_info* out_info) {
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_runtime(runtime, "runtime"));
     CTL_CHECK_ARG(out_info, "argument 'out_info' is NULL");
     CTL_CHECK_ARG(out_info->struct_size >= offsetof(ctl_plugin_info, next),
                   "out_info->struct_size is %zu; set it to CTL_PLUGIN_INFO_STRUCT_SIZE", out_info->struct_size);
     if (index >= runtime->plugins.size()) {
-      return make_status(CTL_STATUS_OUT_OF_RANGE, "argument 'index' is %zu but the runtime has %zu plugins",
-                         index, runtime->plugins.size());
+      return make_status(CTL_STATUS_OUT_OF_RANGE, "argument 'index' is %zu but the runtime has %zu plugins", index,
+                         runtime->plugins.size());
     }
     const LoadedPlugin& plugin = *runtime->plugins[index];
     ctl_plugin_info info{};
@@ -200,14 +198,13 @@ CTL_EXPORT size_t ctl_runtime_device_count(const ctl_runtime* runtime) {
   return runtime && runtime->magic == kRuntimeMagic ? runtime->devices.size() : 0;
 }
 
-CTL_EXPORT ctl_status* ctl_runtime_device(const ctl_runtime* runtime, size_t index,
-                                          ctl_device** out_device) {
+CTL_EXPORT ctl_status* ctl_runtime_device(const ctl_runtime* runtime, size_t index, ctl_device** out_device) {
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_runtime(runtime, "runtime"));
     CTL_CHECK_ARG(out_device, "argument 'out_device' is NULL");
     if (index >= runtime->devices.size()) {
-      return make_status(CTL_STATUS_OUT_OF_RANGE, "argument 'index' is %zu but the runtime has %zu devices",
-                         index, runtime->devices.size());
+      return make_status(CTL_STATUS_OUT_OF_RANGE, "argument 'index' is %zu but the runtime has %zu devices", index,
+                         runtime->devices.size());
     }
     *out_device = runtime->devices[index].get();
     return nullptr;

@@ -27,7 +27,7 @@ struct ctl_device {
   std::mutex stream_mutex;              // serialises submissions from several threads
   bool host_visible = false;
   uint32_t dtype_mask = 0;
-  std::string label;                    // "cpu:0" style, for messages
+  std::string label;  // "cpu:0" style, for messages
 
   const ctl_plugin_api& api() const { return plugin->api; }
   // Properties with the core's defaults under whatever an older plugin did not fill.

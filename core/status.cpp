@@ -1,6 +1,6 @@
 // status.cpp — creating, reading and freeing ctl_status values.
-#include "enum_value.h"
 #include "status.h"
+#include "enum_value.h"
 
 #include <cstdarg>
 #include <cstdio>
@@ -43,7 +43,9 @@ ctl_status* annotate(ctl_status* status, const std::string& context) {
   return status;
 }
 
-bool is_static_status(const ctl_status* status) { return status == &g_out_of_memory; }
+bool is_static_status(const ctl_status* status) {
+  return status == &g_out_of_memory;
+}
 
 }  // namespace catalyst
 
@@ -63,15 +65,24 @@ CTL_EXPORT void ctl_status_free(ctl_status* status) {
 
 CTL_EXPORT const char* ctl_status_code_name(ctl_status_code code) {
   switch (catalyst::enum_value(code)) {
-    case CTL_STATUS_OK: return "OK";
-    case CTL_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case CTL_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-    case CTL_STATUS_UNSUPPORTED: return "UNSUPPORTED";
-    case CTL_STATUS_NOT_FOUND: return "NOT_FOUND";
-    case CTL_STATUS_DEVICE_LOST: return "DEVICE_LOST";
-    case CTL_STATUS_INTERNAL: return "INTERNAL";
-    case CTL_STATUS_OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case CTL_STATUS_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case CTL_STATUS_OK:
+      return "OK";
+    case CTL_STATUS_INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case CTL_STATUS_OUT_OF_MEMORY:
+      return "OUT_OF_MEMORY";
+    case CTL_STATUS_UNSUPPORTED:
+      return "UNSUPPORTED";
+    case CTL_STATUS_NOT_FOUND:
+      return "NOT_FOUND";
+    case CTL_STATUS_DEVICE_LOST:
+      return "DEVICE_LOST";
+    case CTL_STATUS_INTERNAL:
+      return "INTERNAL";
+    case CTL_STATUS_OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case CTL_STATUS_FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
   }
   return "UNKNOWN";
 }

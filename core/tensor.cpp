@@ -1,7 +1,7 @@
 // tensor.cpp — storages and tensors: creation, host transfers, moving between devices,
 // reference counting, and the checks that catch NULL, foreign and released handles.
-#include "enum_value.h"
 #include "tensor.h"
+#include "enum_value.h"
 
 #include <cmath>
 #include <cstring>
@@ -100,8 +100,8 @@ ctl_status* check_dtype(const ctl_dtype& dtype, const char* argument) {
 
 ctl_status* check_shape(size_t rank, const int64_t* shape, ctl_dtype dtype, const char* argument) {
   if (rank > CTL_MAX_RANK) {
-    return make_status(CTL_STATUS_INVALID_ARGUMENT, "rank of '%s' is %zu; at most %d is supported", argument,
-                       rank, CTL_MAX_RANK);
+    return make_status(CTL_STATUS_INVALID_ARGUMENT, "rank of '%s' is %zu; at most %d is supported", argument, rank,
+                       CTL_MAX_RANK);
   }
   CTL_CHECK_ARG(rank == 0 || shape, "argument '%s' is NULL but the rank is %zu", argument, rank);
   const int64_t limit = INT64_MAX / static_cast<int64_t>(std::max<size_t>(ctl_dtype_size(dtype), 1));
@@ -109,13 +109,12 @@ ctl_status* check_shape(size_t rank, const int64_t* shape, ctl_dtype dtype, cons
   bool empty = false;
   for (size_t i = 0; i < rank; ++i) {
     if (shape[i] < 0) {
-      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s[%zu] is %lld; dimensions cannot be negative",
-                         argument, i, static_cast<long long>(shape[i]));
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s[%zu] is %lld; dimensions cannot be negative", argument, i,
+                         static_cast<long long>(shape[i]));
     }
     if (shape[i] == 0) empty = true;
     if (!empty && shape[i] > 0 && numel > limit / shape[i]) {
-      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s overflows: the tensor would exceed 2^63 bytes",
-                         argument);
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s overflows: the tensor would exceed 2^63 bytes", argument);
     }
     if (!empty) numel *= shape[i];
   }
@@ -204,8 +203,7 @@ ctl_status* read_contiguous(const ctl_tensor* tensor, void* destination, uint64_
   const uint64_t offset = static_cast<uint64_t>(tensor->layout.offset) * ctl_dtype_size(tensor->layout.dtype);
   std::lock_guard lock(device->stream_mutex);
   if (bytes > 0) {
-    CTL_RETURN_IF_ERROR(device->api().buffer_read(device->stream, tensor->storage->buffer, offset,
-                                                  destination, bytes));
+    CTL_RETURN_IF_ERROR(device->api().buffer_read(device->stream, tensor->storage->buffer, offset, destination, bytes));
   }
   return device->api().stream_synchronize(device->stream);
 }
@@ -268,14 +266,14 @@ CTL_EXPORT ctl_status* ctl_tensor_create(ctl_device* device, ctl_dtype dtype, si
   });
 }
 
-CTL_EXPORT ctl_status* ctl_tensor_create_zeros(ctl_device* device, ctl_dtype dtype, size_t rank,
-                                               const int64_t* shape, ctl_tensor** out_tensor) {
+CTL_EXPORT ctl_status* ctl_tensor_create_zeros(ctl_device* device, ctl_dtype dtype, size_t rank, const int64_t* shape,
+                                               ctl_tensor** out_tensor) {
   CTL_RETURN_IF_ERROR(check_dtype(dtype, "dtype"));
   return ctl_tensor_create_full(device, dtype, rank, shape, 0.0, out_tensor);
 }
 
-CTL_EXPORT ctl_status* ctl_tensor_create_full(ctl_device* device, ctl_dtype dtype, size_t rank,
-                                              const int64_t* shape, double value, ctl_tensor** out_tensor) {
+CTL_EXPORT ctl_status* ctl_tensor_create_full(ctl_device* device, ctl_dtype dtype, size_t rank, const int64_t* shape,
+                                              double value, ctl_tensor** out_tensor) {
   CTL_RETURN_IF_ERROR(check_dtype(dtype, "dtype"));
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_create(device, dtype, rank, shape, out_tensor));
@@ -294,9 +292,8 @@ CTL_EXPORT ctl_status* ctl_tensor_create_full(ctl_device* device, ctl_dtype dtyp
   });
 }
 
-CTL_EXPORT ctl_status* ctl_tensor_from_host(ctl_device* device, ctl_dtype dtype, size_t rank,
-                                            const int64_t* shape, const void* data, size_t data_bytes,
-                                            ctl_tensor** out_tensor) {
+CTL_EXPORT ctl_status* ctl_tensor_from_host(ctl_device* device, ctl_dtype dtype, size_t rank, const int64_t* shape,
+                                            const void* data, size_t data_bytes, ctl_tensor** out_tensor) {
   CTL_RETURN_IF_ERROR(check_dtype(dtype, "dtype"));
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_create(device, dtype, rank, shape, out_tensor));
@@ -356,8 +353,8 @@ CTL_EXPORT ctl_status* ctl_tensor_to_device(const ctl_tensor* tensor, ctl_device
     const uint64_t bytes = static_cast<uint64_t>(layout.numel()) * ctl_dtype_size(layout.dtype);
     std::vector<unsigned char> staging(bytes);
     CTL_RETURN_IF_ERROR(ctl_tensor_to_host(tensor, staging.data(), staging.size()));
-    return ctl_tensor_from_host(device, layout.dtype, layout.rank, layout.shape.data(), staging.data(),
-                                staging.size(), out_tensor);
+    return ctl_tensor_from_host(device, layout.dtype, layout.rank, layout.shape.data(), staging.data(), staging.size(),
+                                out_tensor);
   });
 }
 

@@ -11,8 +11,8 @@
 
 namespace catalyst {
 
-constexpr uint64_t kTensorMagic = 0x524f534e45544c43ull;   // "CLTENSOR"
-constexpr uint64_t kReleasedMagic = 0x4441454452534e54ull; // a released handle
+constexpr uint64_t kTensorMagic = 0x524f534e45544c43ull;    // "CLTENSOR"
+constexpr uint64_t kReleasedMagic = 0x4441454452534e54ull;  // a released handle
 
 // One device buffer shared by every view of it.
 struct Storage {
@@ -34,7 +34,7 @@ struct Layout {
   uint32_t rank = 0;
   std::array<int64_t, CTL_MAX_RANK> shape{};
   std::array<int64_t, CTL_MAX_RANK> strides{};  // elements
-  int64_t offset = 0;                            // elements
+  int64_t offset = 0;                           // elements
 
   int64_t numel() const;
   bool is_contiguous() const;

@@ -12,8 +12,8 @@ namespace {
 // Normalises `axis` for a tensor of `rank`, or fails naming `argument`.
 ctl_status* normalize_axis(int64_t axis, int64_t rank, const char* argument, int64_t* out_axis) {
   if (axis < -rank || axis >= rank) {
-    return make_status(CTL_STATUS_INVALID_ARGUMENT, "argument '%s' is %lld, out of range for rank %lld",
-                       argument, static_cast<long long>(axis), static_cast<long long>(rank));
+    return make_status(CTL_STATUS_INVALID_ARGUMENT, "argument '%s' is %lld, out of range for rank %lld", argument,
+                       static_cast<long long>(axis), static_cast<long long>(rank));
   }
   *out_axis = axis < 0 ? axis + rank : axis;
   return nullptr;
@@ -79,7 +79,8 @@ CTL_EXPORT ctl_status* ctl_tensor_reshape(ctl_tensor* tensor, size_t rank, const
     int64_t known = 1;
     for (size_t i = 0; i < rank; ++i) {
       if (shape[i] == -1) {
-        CTL_CHECK_ARG(inferred < 0, "shape has more than one -1 (at %lld and %zu)", static_cast<long long>(inferred), i);
+        CTL_CHECK_ARG(inferred < 0, "shape has more than one -1 (at %lld and %zu)", static_cast<long long>(inferred),
+                      i);
         inferred = static_cast<int64_t>(i);
         continue;
       }
@@ -130,8 +131,7 @@ CTL_EXPORT ctl_status* ctl_tensor_permute(ctl_tensor* tensor, size_t rank, const
   });
 }
 
-CTL_EXPORT ctl_status* ctl_tensor_transpose(ctl_tensor* tensor, int64_t axis0, int64_t axis1,
-                                            ctl_tensor** out_tensor) {
+CTL_EXPORT ctl_status* ctl_tensor_transpose(ctl_tensor* tensor, int64_t axis0, int64_t axis1, ctl_tensor** out_tensor) {
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_view_args(tensor, out_tensor));
     int64_t a = 0, b = 0;
@@ -145,8 +145,8 @@ CTL_EXPORT ctl_status* ctl_tensor_transpose(ctl_tensor* tensor, int64_t axis0, i
   });
 }
 
-CTL_EXPORT ctl_status* ctl_tensor_slice(ctl_tensor* tensor, int64_t axis, int64_t start, int64_t stop,
-                                        int64_t step, ctl_tensor** out_tensor) {
+CTL_EXPORT ctl_status* ctl_tensor_slice(ctl_tensor* tensor, int64_t axis, int64_t start, int64_t stop, int64_t step,
+                                        ctl_tensor** out_tensor) {
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_view_args(tensor, out_tensor));
     int64_t a = 0;
@@ -177,8 +177,7 @@ CTL_EXPORT ctl_status* ctl_tensor_expand(ctl_tensor* tensor, size_t rank, const 
     CTL_RETURN_IF_ERROR(check_view_args(tensor, out_tensor));
     const Layout& source = tensor->layout;
     CTL_CHECK_ARG(rank <= CTL_MAX_RANK, "argument 'rank' is %zu; at most %d is supported", rank, CTL_MAX_RANK);
-    CTL_CHECK_ARG(rank >= source.rank, "argument 'rank' is %zu, smaller than the tensor's rank %u", rank,
-                  source.rank);
+    CTL_CHECK_ARG(rank >= source.rank, "argument 'rank' is %zu, smaller than the tensor's rank %u", rank, source.rank);
     CTL_CHECK_ARG(rank == 0 || shape, "argument 'shape' is NULL");
     Layout target = source;
     target.rank = static_cast<uint32_t>(rank);
@@ -187,14 +186,15 @@ CTL_EXPORT ctl_status* ctl_tensor_expand(ctl_tensor* tensor, size_t rank, const 
       const bool is_new = i < lead;
       const int64_t have = is_new ? 1 : source.shape[i - lead];
       const int64_t want = shape[i] == -1 && !is_new ? have : shape[i];
-      CTL_CHECK_ARG(want >= 0, "shape[%zu] is %lld; dimensions cannot be negative", i, static_cast<long long>(shape[i]));
+      CTL_CHECK_ARG(want >= 0, "shape[%zu] is %lld; dimensions cannot be negative", i,
+                    static_cast<long long>(shape[i]));
       if (is_new || (have == 1 && want != 1)) {
         target.shape[i] = want;
         target.strides[i] = 0;
         continue;
       }
-      CTL_CHECK_ARG(have == want, "shape[%zu] is %lld but the tensor's axis %zu has size %lld (only size 1 expands)",
-                    i, static_cast<long long>(want), i - lead, static_cast<long long>(have));
+      CTL_CHECK_ARG(have == want, "shape[%zu] is %lld but the tensor's axis %zu has size %lld (only size 1 expands)", i,
+                    static_cast<long long>(want), i - lead, static_cast<long long>(have));
       target.shape[i] = have;
       target.strides[i] = source.strides[i - lead];
     }

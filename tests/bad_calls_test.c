@@ -54,7 +54,7 @@ static Fixture g_fx;
 static Snapshot g_snap[FIXTURE_TENSORS];
 
 static ctl_tensor** fixture_tensor(int k) {
-  ctl_tensor** list[FIXTURE_TENSORS] = {&g_fx.a, &g_fx.b, &g_fx.c4, &g_fx.i, &g_fx.m,
+  ctl_tensor** list[FIXTURE_TENSORS] = {&g_fx.a,   &g_fx.b,     &g_fx.c4,    &g_fx.i,    &g_fx.m,
                                         &g_fx.out, &g_fx.out_i, &g_fx.idx_f, &g_fx.empty};
   return list[k];
 }
@@ -198,7 +198,11 @@ typedef struct Row {
 static const int64_t k23[2] = {2, 3};
 
 /* runtime and devices */
-static ctl_status* r_runtime_null_out(Fixture* f, Outs* o) { (void)f; (void)o; return ctl_runtime_create(NULL, NULL); }
+static ctl_status* r_runtime_null_out(Fixture* f, Outs* o) {
+  (void)f;
+  (void)o;
+  return ctl_runtime_create(NULL, NULL);
+}
 static ctl_status* r_runtime_small_options(Fixture* f, Outs* o) {
   ctl_runtime_options opt;
   (void)f;
@@ -225,28 +229,61 @@ static ctl_status* r_runtime_bad_log_level(Fixture* f, Outs* o) {
   opt.log_level_set = true;
   return ctl_runtime_create(&opt, &o->runtime);
 }
-static ctl_status* r_device_index(Fixture* f, Outs* o) { (void)f; return ctl_runtime_device(g_runtime, 100, &o->device); }
-static ctl_status* r_device_null_runtime(Fixture* f, Outs* o) { (void)f; return ctl_runtime_device(NULL, 0, &o->device); }
-static ctl_status* r_device_null_out(Fixture* f, Outs* o) { (void)f; (void)o; return ctl_runtime_device(g_runtime, 0, NULL); }
-static ctl_status* r_default_null_runtime(Fixture* f, Outs* o) { (void)f; return ctl_runtime_default_device(NULL, &o->device); }
-static ctl_status* r_plugin_info_index(Fixture* f, Outs* o) { (void)f; return ctl_runtime_plugin_info(g_runtime, 1000, &o->plugin_info); }
-static ctl_status* r_plugin_info_null(Fixture* f, Outs* o) { (void)f; (void)o; return ctl_runtime_plugin_info(g_runtime, 0, NULL); }
+static ctl_status* r_device_index(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_runtime_device(g_runtime, 100, &o->device);
+}
+static ctl_status* r_device_null_runtime(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_runtime_device(NULL, 0, &o->device);
+}
+static ctl_status* r_device_null_out(Fixture* f, Outs* o) {
+  (void)f;
+  (void)o;
+  return ctl_runtime_device(g_runtime, 0, NULL);
+}
+static ctl_status* r_default_null_runtime(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_runtime_default_device(NULL, &o->device);
+}
+static ctl_status* r_plugin_info_index(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_runtime_plugin_info(g_runtime, 1000, &o->plugin_info);
+}
+static ctl_status* r_plugin_info_null(Fixture* f, Outs* o) {
+  (void)f;
+  (void)o;
+  return ctl_runtime_plugin_info(g_runtime, 0, NULL);
+}
 static ctl_status* r_plugin_info_small(Fixture* f, Outs* o) {
   (void)f;
   o->plugin_info.struct_size = 4; /* set by fill_outs' twin too: see prepare_expected */
   return ctl_runtime_plugin_info(g_runtime, 0, &o->plugin_info);
 }
-static ctl_status* r_device_info_null(Fixture* f, Outs* o) { (void)f; return ctl_device_get_info(NULL, &o->device_info); }
+static ctl_status* r_device_info_null(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_device_get_info(NULL, &o->device_info);
+}
 static ctl_status* r_device_info_small(Fixture* f, Outs* o) {
   (void)f;
   o->device_info.struct_size = 1;
   return ctl_device_get_info(g_device, &o->device_info);
 }
-static ctl_status* r_sync_null(Fixture* f, Outs* o) { (void)f; (void)o; return ctl_device_synchronize(NULL); }
+static ctl_status* r_sync_null(Fixture* f, Outs* o) {
+  (void)f;
+  (void)o;
+  return ctl_device_synchronize(NULL);
+}
 
 /* creation */
-static ctl_status* r_create_null_device(Fixture* f, Outs* o) { (void)f; return ctl_tensor_create(NULL, F32, 2, k23, &o->tensor); }
-static ctl_status* r_create_bad_dtype(Fixture* f, Outs* o) { (void)f; return ctl_tensor_create(g_device, (ctl_dtype)99, 2, k23, &o->tensor); }
+static ctl_status* r_create_null_device(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_tensor_create(NULL, F32, 2, k23, &o->tensor);
+}
+static ctl_status* r_create_bad_dtype(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_tensor_create(g_device, (ctl_dtype)99, 2, k23, &o->tensor);
+}
 static ctl_status* r_create_negative_dim(Fixture* f, Outs* o) {
   static const int64_t s[2] = {2, -3};
   (void)f;
@@ -262,8 +299,15 @@ static ctl_status* r_create_rank9(Fixture* f, Outs* o) {
   (void)f;
   return ctl_tensor_create(g_device, F32, 9, s, &o->tensor);
 }
-static ctl_status* r_create_null_shape(Fixture* f, Outs* o) { (void)f; return ctl_tensor_create(g_device, F32, 2, NULL, &o->tensor); }
-static ctl_status* r_create_null_out(Fixture* f, Outs* o) { (void)f; (void)o; return ctl_tensor_create(g_device, F32, 2, k23, NULL); }
+static ctl_status* r_create_null_shape(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_tensor_create(g_device, F32, 2, NULL, &o->tensor);
+}
+static ctl_status* r_create_null_out(Fixture* f, Outs* o) {
+  (void)f;
+  (void)o;
+  return ctl_tensor_create(g_device, F32, 2, k23, NULL);
+}
 static ctl_status* r_full_overflow(Fixture* f, Outs* o) {
   static const int64_t s[3] = {INT64_MAX / 4, 4, 4};
   (void)f;
@@ -274,20 +318,40 @@ static ctl_status* r_from_host_bytes(Fixture* f, Outs* o) {
   (void)f;
   return ctl_tensor_from_host(g_device, F32, 2, k23, data, sizeof data - 4, &o->tensor);
 }
-static ctl_status* r_from_host_null_data(Fixture* f, Outs* o) { (void)f; return ctl_tensor_from_host(g_device, F32, 2, k23, NULL, 24, &o->tensor); }
+static ctl_status* r_from_host_null_data(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_tensor_from_host(g_device, F32, 2, k23, NULL, 24, &o->tensor);
+}
 
 /* host transfers and handles */
-static ctl_status* r_to_host_small(Fixture* f, Outs* o) { return ctl_tensor_to_host(f->a, o->host, 23); }
-static ctl_status* r_to_host_null_dst(Fixture* f, Outs* o) { (void)o; return ctl_tensor_to_host(f->a, NULL, 24); }
-static ctl_status* r_to_host_released(Fixture* f, Outs* o) { return ctl_tensor_to_host(f->released, o->host, sizeof o->host); }
-static ctl_status* r_to_host_null(Fixture* f, Outs* o) { (void)f; return ctl_tensor_to_host(NULL, o->host, sizeof o->host); }
-static ctl_status* r_to_device_null(Fixture* f, Outs* o) { return ctl_tensor_to_device(f->a, NULL, &o->tensor); }
-static ctl_status* r_info_null(Fixture* f, Outs* o) { (void)o; return ctl_tensor_get_info(f->a, NULL); }
+static ctl_status* r_to_host_small(Fixture* f, Outs* o) {
+  return ctl_tensor_to_host(f->a, o->host, 23);
+}
+static ctl_status* r_to_host_null_dst(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_tensor_to_host(f->a, NULL, 24);
+}
+static ctl_status* r_to_host_released(Fixture* f, Outs* o) {
+  return ctl_tensor_to_host(f->released, o->host, sizeof o->host);
+}
+static ctl_status* r_to_host_null(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_tensor_to_host(NULL, o->host, sizeof o->host);
+}
+static ctl_status* r_to_device_null(Fixture* f, Outs* o) {
+  return ctl_tensor_to_device(f->a, NULL, &o->tensor);
+}
+static ctl_status* r_info_null(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_tensor_get_info(f->a, NULL);
+}
 static ctl_status* r_info_small(Fixture* f, Outs* o) {
   o->tensor_info.struct_size = 2;
   return ctl_tensor_get_info(f->a, &o->tensor_info);
 }
-static ctl_status* r_info_released(Fixture* f, Outs* o) { return ctl_tensor_get_info(f->released, &o->tensor_info); }
+static ctl_status* r_info_released(Fixture* f, Outs* o) {
+  return ctl_tensor_get_info(f->released, &o->tensor_info);
+}
 
 /* views */
 static ctl_status* r_reshape_count(Fixture* f, Outs* o) {
@@ -314,9 +378,15 @@ static ctl_status* r_permute_rank(Fixture* f, Outs* o) {
   static const int64_t p[3] = {0, 1, 2};
   return ctl_tensor_permute(f->a, 3, p, &o->tensor);
 }
-static ctl_status* r_transpose_range(Fixture* f, Outs* o) { return ctl_tensor_transpose(f->a, 0, -3, &o->tensor); }
-static ctl_status* r_slice_axis(Fixture* f, Outs* o) { return ctl_tensor_slice(f->a, 2, 0, 1, 1, &o->tensor); }
-static ctl_status* r_slice_step(Fixture* f, Outs* o) { return ctl_tensor_slice(f->a, 1, 0, 3, 0, &o->tensor); }
+static ctl_status* r_transpose_range(Fixture* f, Outs* o) {
+  return ctl_tensor_transpose(f->a, 0, -3, &o->tensor);
+}
+static ctl_status* r_slice_axis(Fixture* f, Outs* o) {
+  return ctl_tensor_slice(f->a, 2, 0, 1, 1, &o->tensor);
+}
+static ctl_status* r_slice_step(Fixture* f, Outs* o) {
+  return ctl_tensor_slice(f->a, 1, 0, 3, 0, &o->tensor);
+}
 static ctl_status* r_expand_non1(Fixture* f, Outs* o) {
   static const int64_t s[2] = {2, 5};
   return ctl_tensor_expand(f->a, 2, s, &o->tensor);
@@ -329,29 +399,45 @@ static ctl_status* r_expand_overflow(Fixture* f, Outs* o) {
   static const int64_t s[3] = {INT64_MAX, 2, 3};
   return ctl_tensor_expand(f->a, 3, s, &o->tensor);
 }
-static ctl_status* r_view_released(Fixture* f, Outs* o) { return ctl_tensor_transpose(f->released, 0, 0, &o->tensor); }
-static ctl_status* r_contiguous_null(Fixture* f, Outs* o) { (void)o; return ctl_tensor_contiguous(f->a, NULL); }
+static ctl_status* r_view_released(Fixture* f, Outs* o) {
+  return ctl_tensor_transpose(f->released, 0, 0, &o->tensor);
+}
+static ctl_status* r_contiguous_null(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_tensor_contiguous(f->a, NULL);
+}
 
 /* ops: validation */
-static ctl_status* r_op_unknown(Fixture* f, Outs* o) { return ctl_op_run((ctl_op_id)9999, 1, &f->a, NULL, 1, &o->tensor); }
+static ctl_status* r_op_unknown(Fixture* f, Outs* o) {
+  return ctl_op_run((ctl_op_id)9999, 1, &f->a, NULL, 1, &o->tensor);
+}
 static ctl_status* r_op_name_unknown(Fixture* f, Outs* o) {
   (void)f;
   (void)o;
   /* ctl_op_name is not fallible: NULL for an unknown id. Reported as a status for the table. */
   return ctl_op_name((ctl_op_id)9999) == NULL ? ctl_op_run((ctl_op_id)0, 0, NULL, NULL, 0, NULL) : NULL;
 }
-static ctl_status* r_exp_i32(Fixture* f, Outs* o) { return ctl_op_unary(CTL_OP_EXP, f->i, &o->tensor); }
-static ctl_status* r_add_mixed(Fixture* f, Outs* o) { return ctl_op_binary(CTL_OP_ADD, f->a, f->i, &o->tensor); }
-static ctl_status* r_add_shapes(Fixture* f, Outs* o) { return ctl_op_binary(CTL_OP_ADD, f->a, f->c4, &o->tensor); }
+static ctl_status* r_exp_i32(Fixture* f, Outs* o) {
+  return ctl_op_unary(CTL_OP_EXP, f->i, &o->tensor);
+}
+static ctl_status* r_add_mixed(Fixture* f, Outs* o) {
+  return ctl_op_binary(CTL_OP_ADD, f->a, f->i, &o->tensor);
+}
+static ctl_status* r_add_shapes(Fixture* f, Outs* o) {
+  return ctl_op_binary(CTL_OP_ADD, f->a, f->c4, &o->tensor);
+}
 static ctl_status* r_where_cond(Fixture* f, Outs* o) {
   ctl_tensor* in[3];
-  in[0] = f->a; in[1] = f->a; in[2] = f->b;
+  in[0] = f->a;
+  in[1] = f->a;
+  in[2] = f->b;
   return ctl_op_run(CTL_OP_WHERE, 3, in, NULL, 1, &o->tensor);
 }
 static ctl_status* r_gather_f32_index(Fixture* f, Outs* o) {
   ctl_tensor* in[2];
   ctl_axis_attrs attrs;
-  in[0] = f->a; in[1] = f->idx_f;
+  in[0] = f->a;
+  in[1] = f->idx_f;
   attrs.struct_size = CTL_AXIS_ATTRS_STRUCT_SIZE;
   attrs.axis = 0;
   return ctl_op_run(CTL_OP_GATHER, 2, in, &attrs, 1, &o->tensor);
@@ -364,10 +450,18 @@ static ctl_status* r_reduce_dup(Fixture* f, Outs* o) {
   static const int64_t axes[2] = {1, -1};
   return ctl_op_reduce(CTL_OP_SUM, f->a, 2, axes, false, &o->tensor);
 }
-static ctl_status* r_reduce_null_axes(Fixture* f, Outs* o) { return ctl_op_reduce(CTL_OP_SUM, f->a, 1, NULL, false, &o->tensor); }
-static ctl_status* r_reduce_not_reduction(Fixture* f, Outs* o) { return ctl_op_reduce(CTL_OP_ADD, f->a, 0, NULL, false, &o->tensor); }
-static ctl_status* r_softmax_axis(Fixture* f, Outs* o) { return ctl_op_softmax(f->a, 2, &o->tensor); }
-static ctl_status* r_softmax_huge_axis(Fixture* f, Outs* o) { return ctl_op_softmax(f->a, INT64_MAX, &o->tensor); }
+static ctl_status* r_reduce_null_axes(Fixture* f, Outs* o) {
+  return ctl_op_reduce(CTL_OP_SUM, f->a, 1, NULL, false, &o->tensor);
+}
+static ctl_status* r_reduce_not_reduction(Fixture* f, Outs* o) {
+  return ctl_op_reduce(CTL_OP_ADD, f->a, 0, NULL, false, &o->tensor);
+}
+static ctl_status* r_softmax_axis(Fixture* f, Outs* o) {
+  return ctl_op_softmax(f->a, 2, &o->tensor);
+}
+static ctl_status* r_softmax_huge_axis(Fixture* f, Outs* o) {
+  return ctl_op_softmax(f->a, INT64_MAX, &o->tensor);
+}
 static ctl_status* r_argmax_two(Fixture* f, Outs* o) {
   static const int64_t axes[2] = {0, 1};
   return ctl_op_reduce(CTL_OP_ARGMAX, f->a, 2, axes, false, &o->tensor);
@@ -382,18 +476,25 @@ static ctl_status* r_attrs_small(Fixture* f, Outs* o) {
   attrs.struct_size = 4;
   return ctl_op_run(CTL_OP_SUM, 1, &f->a, &attrs, 1, &o->tensor);
 }
-static ctl_status* r_matmul_inner(Fixture* f, Outs* o) { return ctl_op_matmul(f->a, f->m, &o->tensor); }
+static ctl_status* r_matmul_inner(Fixture* f, Outs* o) {
+  return ctl_op_matmul(f->a, f->m, &o->tensor);
+}
 static ctl_status* r_matmul_beta(Fixture* f, Outs* o) {
   ctl_tensor* in[2];
   ctl_matmul_attrs attrs;
-  in[0] = f->m; in[1] = f->a;
+  in[0] = f->m;
+  in[1] = f->a;
   memset(&attrs, 0, sizeof attrs);
   attrs.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
   attrs.beta = 0.5;
   return ctl_op_run(CTL_OP_MATMUL, 2, in, &attrs, 1, &o->tensor);
 }
-static ctl_status* r_matmul_rank1(Fixture* f, Outs* o) { return ctl_op_matmul(f->c4, f->c4, &o->tensor); }
-static ctl_status* r_cast_bad_dtype(Fixture* f, Outs* o) { return ctl_op_cast(f->a, (ctl_dtype)42, &o->tensor); }
+static ctl_status* r_matmul_rank1(Fixture* f, Outs* o) {
+  return ctl_op_matmul(f->c4, f->c4, &o->tensor);
+}
+static ctl_status* r_cast_bad_dtype(Fixture* f, Outs* o) {
+  return ctl_op_cast(f->a, (ctl_dtype)42, &o->tensor);
+}
 static ctl_status* r_cast_attrs_bad_dtype(Fixture* f, Outs* o) {
   ctl_cast_attrs attrs;
   attrs.struct_size = CTL_CAST_ATTRS_STRUCT_SIZE;
@@ -402,12 +503,14 @@ static ctl_status* r_cast_attrs_bad_dtype(Fixture* f, Outs* o) {
 }
 static ctl_status* r_concat_rank(Fixture* f, Outs* o) {
   ctl_tensor* in[2];
-  in[0] = f->a; in[1] = f->c4;
+  in[0] = f->a;
+  in[1] = f->c4;
   return ctl_op_run(CTL_OP_CONCAT, 2, in, NULL, 1, &o->tensor);
 }
 static ctl_status* r_layer_norm_weight(Fixture* f, Outs* o) {
   ctl_tensor* in[2];
-  in[0] = f->a; in[1] = f->c4; /* weight must have length 3 */
+  in[0] = f->a;
+  in[1] = f->c4; /* weight must have length 3 */
   return ctl_op_run(CTL_OP_LAYER_NORM, 2, in, NULL, 1, &o->tensor);
 }
 static ctl_status* r_fill_with_run(Fixture* f, Outs* o) {
@@ -417,12 +520,26 @@ static ctl_status* r_fill_with_run(Fixture* f, Outs* o) {
   attrs.value = 1.0;
   return ctl_op_run(CTL_OP_FILL, 0, NULL, &attrs, 1, &o->tensor);
 }
-static ctl_status* r_inputs_null(Fixture* f, Outs* o) { (void)f; return ctl_op_run(CTL_OP_NEG, 1, NULL, NULL, 1, &o->tensor); }
-static ctl_status* r_input_count(Fixture* f, Outs* o) { return ctl_op_run(CTL_OP_ADD, 1, &f->a, NULL, 1, &o->tensor); }
-static ctl_status* r_output_count(Fixture* f, Outs* o) { return ctl_op_run(CTL_OP_NEG, 1, &f->a, NULL, 2, o->tensors); }
-static ctl_status* r_out_tensors_null(Fixture* f, Outs* o) { (void)o; return ctl_op_run(CTL_OP_NEG, 1, &f->a, NULL, 1, NULL); }
-static ctl_status* r_input_entry_null(Fixture* f, Outs* o) { return ctl_op_binary(CTL_OP_MUL, f->a, NULL, &o->tensor); }
-static ctl_status* r_op_released(Fixture* f, Outs* o) { return ctl_op_binary(CTL_OP_ADD, f->a, f->released, &o->tensor); }
+static ctl_status* r_inputs_null(Fixture* f, Outs* o) {
+  (void)f;
+  return ctl_op_run(CTL_OP_NEG, 1, NULL, NULL, 1, &o->tensor);
+}
+static ctl_status* r_input_count(Fixture* f, Outs* o) {
+  return ctl_op_run(CTL_OP_ADD, 1, &f->a, NULL, 1, &o->tensor);
+}
+static ctl_status* r_output_count(Fixture* f, Outs* o) {
+  return ctl_op_run(CTL_OP_NEG, 1, &f->a, NULL, 2, o->tensors);
+}
+static ctl_status* r_out_tensors_null(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_op_run(CTL_OP_NEG, 1, &f->a, NULL, 1, NULL);
+}
+static ctl_status* r_input_entry_null(Fixture* f, Outs* o) {
+  return ctl_op_binary(CTL_OP_MUL, f->a, NULL, &o->tensor);
+}
+static ctl_status* r_op_released(Fixture* f, Outs* o) {
+  return ctl_op_binary(CTL_OP_ADD, f->a, f->released, &o->tensor);
+}
 static ctl_status* r_random_normal_std(Fixture* f, Outs* o) {
   ctl_random_attrs attrs;
   (void)o;
@@ -441,23 +558,40 @@ static ctl_status* r_arange_rank2(Fixture* f, Outs* o) {
 }
 
 /* ops: run_into outputs */
-static ctl_status* r_into_shape(Fixture* f, Outs* o) { (void)o; return ctl_op_run_into(CTL_OP_NEG, 1, &f->c4, NULL, 1, &f->out); }
-static ctl_status* r_into_dtype(Fixture* f, Outs* o) { (void)o; return ctl_op_run_into(CTL_OP_NEG, 1, &f->a, NULL, 1, &f->out_i); }
-static ctl_status* r_into_overlap(Fixture* f, Outs* o) { (void)o; return ctl_op_run_into(CTL_OP_NEG, 1, &f->a, NULL, 1, &f->a); }
+static ctl_status* r_into_shape(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_op_run_into(CTL_OP_NEG, 1, &f->c4, NULL, 1, &f->out);
+}
+static ctl_status* r_into_dtype(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_op_run_into(CTL_OP_NEG, 1, &f->a, NULL, 1, &f->out_i);
+}
+static ctl_status* r_into_overlap(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_op_run_into(CTL_OP_NEG, 1, &f->a, NULL, 1, &f->a);
+}
 static ctl_status* r_into_overlap_second(Fixture* f, Outs* o) {
   ctl_tensor* in[2];
   (void)o;
-  in[0] = f->a; in[1] = f->out;
+  in[0] = f->a;
+  in[1] = f->out;
   return ctl_op_run_into(CTL_OP_ADD, 2, in, NULL, 1, &f->out);
 }
 static ctl_status* r_into_compare_dtype(Fixture* f, Outs* o) {
   ctl_tensor* in[2];
   (void)o;
-  in[0] = f->a; in[1] = f->b;
+  in[0] = f->a;
+  in[1] = f->b;
   return ctl_op_run_into(CTL_OP_LT, 2, in, NULL, 1, &f->out); /* lt produces bool */
 }
-static ctl_status* r_into_outputs_null(Fixture* f, Outs* o) { (void)o; return ctl_op_run_into(CTL_OP_NEG, 1, &f->a, NULL, 1, NULL); }
-static ctl_status* r_into_released(Fixture* f, Outs* o) { (void)o; return ctl_op_run_into(CTL_OP_NEG, 1, &f->a, NULL, 1, &f->released); }
+static ctl_status* r_into_outputs_null(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_op_run_into(CTL_OP_NEG, 1, &f->a, NULL, 1, NULL);
+}
+static ctl_status* r_into_released(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_op_run_into(CTL_OP_NEG, 1, &f->a, NULL, 1, &f->released);
+}
 static ctl_status* r_into_broadcast_view(Fixture* f, Outs* o) {
   /* c4 [4] -> a [1,4] view expanded to [2,4]: an output with stride 0 */
   static const int64_t s[2] = {2, 4};
@@ -479,8 +613,13 @@ static ctl_status* r_into_broadcast_view(Fixture* f, Outs* o) {
   ctl_tensor_release(e);
   return s2;
 }
-static ctl_status* r_to_dlpack_null(Fixture* f, Outs* o) { (void)o; return ctl_tensor_to_dlpack(f->a, NULL); }
-static ctl_status* r_to_dlpack_released(Fixture* f, Outs* o) { return ctl_tensor_to_dlpack(f->released, &o->managed); }
+static ctl_status* r_to_dlpack_null(Fixture* f, Outs* o) {
+  (void)o;
+  return ctl_tensor_to_dlpack(f->a, NULL);
+}
+static ctl_status* r_to_dlpack_released(Fixture* f, Outs* o) {
+  return ctl_tensor_to_dlpack(f->released, &o->managed);
+}
 
 #define IA CTL_STATUS_INVALID_ARGUMENT
 static const Row kRows[] = {

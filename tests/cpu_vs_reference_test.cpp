@@ -83,16 +83,44 @@ bool is_float(ctl_dtype d) {
 
 double load(const unsigned char* p, ctl_dtype d) {
   switch (d) {
-    case CTL_DTYPE_F32: { float v; std::memcpy(&v, p, 4); return v; }
-    case CTL_DTYPE_F64: { double v; std::memcpy(&v, p, 8); return v; }
-    case CTL_DTYPE_F16: { uint16_t v; std::memcpy(&v, p, 2); return catalyst::sdk::half_to_float(v); }
-    case CTL_DTYPE_BF16: { uint16_t v; std::memcpy(&v, p, 2); return catalyst::sdk::bf16_to_float(v); }
-    case CTL_DTYPE_I8: return static_cast<int8_t>(*p);
-    case CTL_DTYPE_U8: return *p;
-    case CTL_DTYPE_BOOL: return *p;
-    case CTL_DTYPE_I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case CTL_DTYPE_I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    default: return 0;
+    case CTL_DTYPE_F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case CTL_DTYPE_F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case CTL_DTYPE_F16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return catalyst::sdk::half_to_float(v);
+    }
+    case CTL_DTYPE_BF16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return catalyst::sdk::bf16_to_float(v);
+    }
+    case CTL_DTYPE_I8:
+      return static_cast<int8_t>(*p);
+    case CTL_DTYPE_U8:
+      return *p;
+    case CTL_DTYPE_BOOL:
+      return *p;
+    case CTL_DTYPE_I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case CTL_DTYPE_I64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    default:
+      return 0;
   }
 }
 
@@ -107,33 +135,71 @@ int64_t load_int(const unsigned char* p, ctl_dtype d) {
 
 void store(unsigned char* p, ctl_dtype d, double v) {
   switch (d) {
-    case CTL_DTYPE_F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
-    case CTL_DTYPE_F64: std::memcpy(p, &v, 8); break;
-    case CTL_DTYPE_F16: { uint16_t h = catalyst::sdk::float_to_half(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-    case CTL_DTYPE_BF16: { uint16_t h = catalyst::sdk::float_to_bf16(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-    case CTL_DTYPE_I8: *p = static_cast<unsigned char>(static_cast<int8_t>(v)); break;
-    case CTL_DTYPE_U8: *p = static_cast<unsigned char>(v); break;
-    case CTL_DTYPE_BOOL: *p = v != 0; break;
-    case CTL_DTYPE_I32: { int32_t i = static_cast<int32_t>(v); std::memcpy(p, &i, 4); break; }
-    case CTL_DTYPE_I64: { int64_t i = static_cast<int64_t>(v); std::memcpy(p, &i, 8); break; }
-    default: break;
+    case CTL_DTYPE_F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case CTL_DTYPE_F64:
+      std::memcpy(p, &v, 8);
+      break;
+    case CTL_DTYPE_F16: {
+      uint16_t h = catalyst::sdk::float_to_half(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case CTL_DTYPE_BF16: {
+      uint16_t h = catalyst::sdk::float_to_bf16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case CTL_DTYPE_I8:
+      *p = static_cast<unsigned char>(static_cast<int8_t>(v));
+      break;
+    case CTL_DTYPE_U8:
+      *p = static_cast<unsigned char>(v);
+      break;
+    case CTL_DTYPE_BOOL:
+      *p = v != 0;
+      break;
+    case CTL_DTYPE_I32: {
+      int32_t i = static_cast<int32_t>(v);
+      std::memcpy(p, &i, 4);
+      break;
+    }
+    case CTL_DTYPE_I64: {
+      int64_t i = static_cast<int64_t>(v);
+      std::memcpy(p, &i, 8);
+      break;
+    }
+    default:
+      break;
   }
 }
 
 double unit_roundoff(ctl_dtype d) {
   switch (d) {
-    case CTL_DTYPE_F64: return std::ldexp(1.0, -53);
-    case CTL_DTYPE_F16: return std::ldexp(1.0, -11);
-    case CTL_DTYPE_BF16: return std::ldexp(1.0, -8);
-    default: return std::ldexp(1.0, -24);
+    case CTL_DTYPE_F64:
+      return std::ldexp(1.0, -53);
+    case CTL_DTYPE_F16:
+      return std::ldexp(1.0, -11);
+    case CTL_DTYPE_BF16:
+      return std::ldexp(1.0, -8);
+    default:
+      return std::ldexp(1.0, -24);
   }
 }
-double accumulator_roundoff(ctl_dtype d) { return d == CTL_DTYPE_F64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24); }
+double accumulator_roundoff(ctl_dtype d) {
+  return d == CTL_DTYPE_F64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+}
 double smallest_subnormal(ctl_dtype d) {
   switch (d) {
-    case CTL_DTYPE_F64: return std::numeric_limits<double>::denorm_min();
-    case CTL_DTYPE_F16: return std::ldexp(1.0, -24);
-    default: return std::numeric_limits<float>::denorm_min();  // f32 and bf16 share the exponent range
+    case CTL_DTYPE_F64:
+      return std::numeric_limits<double>::denorm_min();
+    case CTL_DTYPE_F16:
+      return std::ldexp(1.0, -24);
+    default:
+      return std::numeric_limits<float>::denorm_min();  // f32 and bf16 share the exponent range
   }
 }
 
@@ -164,16 +230,24 @@ std::vector<unsigned char> random_values(ctl_dtype d, int64_t n, Values kind, st
       v = specials[static_cast<size_t>(unit(rng) * 7) % 7];
     } else if (is_float(d)) {
       switch (kind) {
-        case Values::kFinite: v = -2.0 + 4.0 * unit(rng); break;
-        case Values::kPositive: v = 8.0 * (1.0 - unit(rng)); break;
-        case Values::kSmallInt: v = -3.0 + 6.0 * unit(rng); break;
-        default: v = -4.0 + 8.0 * unit(rng); break;
+        case Values::kFinite:
+          v = -2.0 + 4.0 * unit(rng);
+          break;
+        case Values::kPositive:
+          v = 8.0 * (1.0 - unit(rng));
+          break;
+        case Values::kSmallInt:
+          v = -3.0 + 6.0 * unit(rng);
+          break;
+        default:
+          v = -4.0 + 8.0 * unit(rng);
+          break;
       }
     } else {
       int lo = -20, hi = 20;
       if (kind == Values::kSmallInt) lo = -3, hi = 3;
       if (kind == Values::kIndex) lo = -7, hi = 6;
-      if (d == CTL_DTYPE_U8) lo = std::max(lo, 0) , hi = kind == Values::kSmallInt ? 3 : 40;
+      if (d == CTL_DTYPE_U8) lo = std::max(lo, 0), hi = kind == Values::kSmallInt ? 3 : 40;
       v = lo + static_cast<int>(unit(rng) * (hi - lo + 1));
       if (v > hi) v = hi;
     }
@@ -187,10 +261,14 @@ std::vector<unsigned char> random_values(ctl_dtype d, int64_t n, Values kind, st
 enum class Layout { kContiguous, kPermuted, kStepSliced, kExpanded };
 const char* layout_name(Layout l) {
   switch (l) {
-    case Layout::kContiguous: return "contiguous";
-    case Layout::kPermuted: return "permuted";
-    case Layout::kStepSliced: return "sliced with step 2";
-    case Layout::kExpanded: return "expanded";
+    case Layout::kContiguous:
+      return "contiguous";
+    case Layout::kPermuted:
+      return "permuted";
+    case Layout::kStepSliced:
+      return "sliced with step 2";
+    case Layout::kExpanded:
+      return "expanded";
   }
   return "?";
 }
@@ -298,8 +376,8 @@ enum class Tol { kExact, kArith, kTranscendental, kSum, kRowNorm, kNormal };
 struct Tolerance {
   Tolerance(Tol k = Tol::kExact) : kind(k) {}  // NOLINT: implicit on purpose
   Tol kind = Tol::kExact;
-  double n = 0;                // length of the reduced / normalised axis
-  std::vector<double> scale;   // kSum: S per output element (empty: |expected|)
+  double n = 0;               // length of the reduced / normalised axis
+  std::vector<double> scale;  // kSum: S per output element (empty: |expected|)
 };
 
 struct Variant {
@@ -342,16 +420,23 @@ void compare(ctl_op_id op, const Variant& v, size_t output, const ctl_tensor* go
         const double ae = std::fabs(e);
         double t = 2 * smallest_subnormal(d);
         switch (tol.kind) {
-          case Tol::kArith: t += 2 * u * ae; break;
+          case Tol::kArith:
+            t += 2 * u * ae;
+            break;
           case Tol::kTranscendental:
             t += (d == CTL_DTYPE_F16 || d == CTL_DTYPE_BF16) ? 2 * u * ae + 2 * u : 8 * u * ae + 32 * u;
             break;
           case Tol::kSum:
             t += (tol.n + 2) * ua * (tol.scale.empty() ? ae : tol.scale[i]) + (ua != u ? 2 * u * ae : 0);
             break;
-          case Tol::kRowNorm: t += 4 * (tol.n + 8) * ua * (1 + ae) + (ua != u ? 2 * u * ae : 0); break;
-          case Tol::kNormal: t += 4 * u * (1 + ae); break;
-          case Tol::kExact: break;
+          case Tol::kRowNorm:
+            t += 4 * (tol.n + 8) * ua * (1 + ae) + (ua != u ? 2 * u * ae : 0);
+            break;
+          case Tol::kNormal:
+            t += 4 * u * (1 + ae);
+            break;
+          case Tol::kExact:
+            break;
         }
         const double diff = std::fabs(g - e);
         if (diff > t) {
@@ -370,8 +455,8 @@ void compare(ctl_op_id op, const Variant& v, size_t output, const ctl_tensor* go
   }
   if (bad == 0) return;
   std::ostringstream o;
-  o << ctl_op_name(op) << " " << ctl_dtype_name(d) << " [" << v.label << "] output " << output << ": " << bad
-    << " of " << n << " elements differ (seed " << g_seed << ")\n";
+  o << ctl_op_name(op) << " " << ctl_dtype_name(d) << " [" << v.label << "] output " << output << ": " << bad << " of "
+    << n << " elements differ (seed " << g_seed << ")\n";
   for (size_t k = 0; k < v.inputs.size(); ++k) {
     o << "  input " << k << ": " << (v.inputs[k] ? describe_tensor(v.inputs[k]) : std::string("absent")) << "\n";
   }
@@ -423,8 +508,8 @@ const std::vector<ctl_dtype> kNumeric = {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE
                                          CTL_DTYPE_I8,  CTL_DTYPE_U8,  CTL_DTYPE_I32, CTL_DTYPE_I64};
 const std::vector<ctl_dtype> kAll = {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16, CTL_DTYPE_I8,
                                      CTL_DTYPE_U8,  CTL_DTYPE_I32, CTL_DTYPE_I64, CTL_DTYPE_BOOL};
-const std::vector<ctl_dtype> kMatmul = {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16, CTL_DTYPE_I32,
-                                        CTL_DTYPE_I64};
+const std::vector<ctl_dtype> kMatmul = {CTL_DTYPE_F32,  CTL_DTYPE_F64, CTL_DTYPE_F16,
+                                        CTL_DTYPE_BF16, CTL_DTYPE_I32, CTL_DTYPE_I64};
 
 struct OpSpec {
   ctl_op_id op;
@@ -432,23 +517,56 @@ struct OpSpec {
 };
 
 const std::vector<OpSpec> kOpSet = {
-    {CTL_OP_NEG, &kNumeric},       {CTL_OP_ABS, &kNumeric},         {CTL_OP_EXP, &kFloat},
-    {CTL_OP_LOG, &kFloat},         {CTL_OP_SQRT, &kFloat},          {CTL_OP_RSQRT, &kFloat},
-    {CTL_OP_TANH, &kFloat},        {CTL_OP_SIGMOID, &kFloat},       {CTL_OP_RELU, &kNumeric},
-    {CTL_OP_GELU, &kFloat},        {CTL_OP_GELU_TANH, &kFloat},     {CTL_OP_SILU, &kFloat},
-    {CTL_OP_SIN, &kFloat},         {CTL_OP_COS, &kFloat},           {CTL_OP_RECIPROCAL, &kFloat},
-    {CTL_OP_ADD, &kNumeric},       {CTL_OP_SUB, &kNumeric},         {CTL_OP_MUL, &kNumeric},
-    {CTL_OP_DIV, &kNumeric},       {CTL_OP_POW, &kNumeric},         {CTL_OP_MAXIMUM, &kNumeric},
-    {CTL_OP_MINIMUM, &kNumeric},   {CTL_OP_EQ, &kAll},              {CTL_OP_NE, &kAll},
-    {CTL_OP_LT, &kAll},            {CTL_OP_LE, &kAll},              {CTL_OP_GT, &kAll},
-    {CTL_OP_GE, &kAll},            {CTL_OP_WHERE, &kAll},           {CTL_OP_SUM, &kNumeric},
-    {CTL_OP_MEAN, &kFloat},        {CTL_OP_MAX, &kNumeric},         {CTL_OP_MIN, &kNumeric},
-    {CTL_OP_ARGMAX, &kNumeric},    {CTL_OP_ARGMIN, &kNumeric},      {CTL_OP_LOGSUMEXP, &kFloat},
-    {CTL_OP_MATMUL, &kMatmul},     {CTL_OP_SOFTMAX, &kFloat},       {CTL_OP_LOG_SOFTMAX, &kFloat},
-    {CTL_OP_LAYER_NORM, &kFloat},  {CTL_OP_RMS_NORM, &kFloat},      {CTL_OP_COPY, &kAll},
-    {CTL_OP_CAST, &kAll},          {CTL_OP_CONCAT, &kAll},          {CTL_OP_GATHER, &kAll},
-    {CTL_OP_SCATTER_ADD, &kNumeric}, {CTL_OP_FILL, &kAll},          {CTL_OP_ARANGE, &kNumeric},
-    {CTL_OP_RANDOM_UNIFORM, &kFloat}, {CTL_OP_RANDOM_NORMAL, &kFloat},
+    {CTL_OP_NEG, &kNumeric},
+    {CTL_OP_ABS, &kNumeric},
+    {CTL_OP_EXP, &kFloat},
+    {CTL_OP_LOG, &kFloat},
+    {CTL_OP_SQRT, &kFloat},
+    {CTL_OP_RSQRT, &kFloat},
+    {CTL_OP_TANH, &kFloat},
+    {CTL_OP_SIGMOID, &kFloat},
+    {CTL_OP_RELU, &kNumeric},
+    {CTL_OP_GELU, &kFloat},
+    {CTL_OP_GELU_TANH, &kFloat},
+    {CTL_OP_SILU, &kFloat},
+    {CTL_OP_SIN, &kFloat},
+    {CTL_OP_COS, &kFloat},
+    {CTL_OP_RECIPROCAL, &kFloat},
+    {CTL_OP_ADD, &kNumeric},
+    {CTL_OP_SUB, &kNumeric},
+    {CTL_OP_MUL, &kNumeric},
+    {CTL_OP_DIV, &kNumeric},
+    {CTL_OP_POW, &kNumeric},
+    {CTL_OP_MAXIMUM, &kNumeric},
+    {CTL_OP_MINIMUM, &kNumeric},
+    {CTL_OP_EQ, &kAll},
+    {CTL_OP_NE, &kAll},
+    {CTL_OP_LT, &kAll},
+    {CTL_OP_LE, &kAll},
+    {CTL_OP_GT, &kAll},
+    {CTL_OP_GE, &kAll},
+    {CTL_OP_WHERE, &kAll},
+    {CTL_OP_SUM, &kNumeric},
+    {CTL_OP_MEAN, &kFloat},
+    {CTL_OP_MAX, &kNumeric},
+    {CTL_OP_MIN, &kNumeric},
+    {CTL_OP_ARGMAX, &kNumeric},
+    {CTL_OP_ARGMIN, &kNumeric},
+    {CTL_OP_LOGSUMEXP, &kFloat},
+    {CTL_OP_MATMUL, &kMatmul},
+    {CTL_OP_SOFTMAX, &kFloat},
+    {CTL_OP_LOG_SOFTMAX, &kFloat},
+    {CTL_OP_LAYER_NORM, &kFloat},
+    {CTL_OP_RMS_NORM, &kFloat},
+    {CTL_OP_COPY, &kAll},
+    {CTL_OP_CAST, &kAll},
+    {CTL_OP_CONCAT, &kAll},
+    {CTL_OP_GATHER, &kAll},
+    {CTL_OP_SCATTER_ADD, &kNumeric},
+    {CTL_OP_FILL, &kAll},
+    {CTL_OP_ARANGE, &kNumeric},
+    {CTL_OP_RANDOM_UNIFORM, &kFloat},
+    {CTL_OP_RANDOM_NORMAL, &kFloat},
 };
 
 struct Param {
@@ -456,7 +574,9 @@ struct Param {
   ctl_dtype dtype;
 };
 
-void PrintTo(const Param& p, std::ostream* os) { *os << ctl_op_name(p.op) << " " << ctl_dtype_name(p.dtype); }
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << ctl_op_name(p.op) << " " << ctl_dtype_name(p.dtype);
+}
 
 std::vector<Param> all_params() {
   std::vector<Param> params;
@@ -470,9 +590,15 @@ std::vector<Param> all_params() {
 
 Tol unary_tol(ctl_op_id op) {
   switch (op) {
-    case CTL_OP_NEG: case CTL_OP_ABS: case CTL_OP_RELU: return Tol::kExact;
-    case CTL_OP_SQRT: case CTL_OP_RECIPROCAL: return Tol::kArith;
-    default: return Tol::kTranscendental;
+    case CTL_OP_NEG:
+    case CTL_OP_ABS:
+    case CTL_OP_RELU:
+      return Tol::kExact;
+    case CTL_OP_SQRT:
+    case CTL_OP_RECIPROCAL:
+      return Tol::kArith;
+    default:
+      return Tol::kTranscendental;
   }
 }
 
@@ -492,11 +618,12 @@ std::string shapes_label(const std::vector<Shaped>& s) {
 }
 
 void test_unary(ctl_op_id op, ctl_dtype d, std::mt19937_64& rng) {
-  const std::vector<Shaped> cases = {{{3, 5}, Layout::kContiguous}, {{4, 6}, Layout::kPermuted},
-                                     {{3, 4}, Layout::kStepSliced}, {{3, 5}, Layout::kExpanded},
-                                     {{}, Layout::kContiguous},     {{0, 3}, Layout::kContiguous},
+  const std::vector<Shaped> cases = {{{3, 5}, Layout::kContiguous},  {{4, 6}, Layout::kPermuted},
+                                     {{3, 4}, Layout::kStepSliced},  {{3, 5}, Layout::kExpanded},
+                                     {{}, Layout::kContiguous},      {{0, 3}, Layout::kContiguous},
                                      {{2, 3, 4}, Layout::kPermuted}, {{257}, Layout::kContiguous}};
-  const Values kind = (op == CTL_OP_LOG || op == CTL_OP_SQRT || op == CTL_OP_RSQRT) ? Values::kPositive : Values::kGeneral;
+  const Values kind =
+      (op == CTL_OP_LOG || op == CTL_OP_SQRT || op == CTL_OP_RSQRT) ? Values::kPositive : Values::kGeneral;
   for (const auto& c : cases) {
     Input x = make_input(d, c.shape, c.layout, kind, rng);
     ctl_tensor* in = x.cpu.get();
@@ -581,10 +708,10 @@ void test_reduce(ctl_op_id op, ctl_dtype d, std::mt19937_64& rng) {
     bool keepdims;
   };
   std::vector<Case> cases = {
-      {{{4, 5, 6}, Layout::kContiguous}, {1}, false},  {{{4, 5, 6}, Layout::kContiguous}, {-1}, true},
-      {{{5, 6}, Layout::kPermuted}, {0}, false},       {{{6, 4}, Layout::kStepSliced}, {1}, true},
-      {{{3, 4}, Layout::kExpanded}, {0}, false},       {{{2, 3, 4}, Layout::kPermuted}, {2}, false},
-      {{{4, 0}, Layout::kContiguous}, {0}, false},     {{{1000}, Layout::kContiguous}, {0}, false},
+      {{{4, 5, 6}, Layout::kContiguous}, {1}, false}, {{{4, 5, 6}, Layout::kContiguous}, {-1}, true},
+      {{{5, 6}, Layout::kPermuted}, {0}, false},      {{{6, 4}, Layout::kStepSliced}, {1}, true},
+      {{{3, 4}, Layout::kExpanded}, {0}, false},      {{{2, 3, 4}, Layout::kPermuted}, {2}, false},
+      {{{4, 0}, Layout::kContiguous}, {0}, false},    {{{1000}, Layout::kContiguous}, {0}, false},
   };
   if (!arg) {
     cases.push_back({{{4, 5, 6}, Layout::kContiguous}, {}, false});
@@ -625,13 +752,14 @@ void test_reduce(ctl_op_id op, ctl_dtype d, std::mt19937_64& rng) {
   }
   if (is_float(d) && needs_values) {
     // NaN wins (and propagates), ties take the first index, ±0 and ±inf.
-    Input x = make_input_from(d, {4, 4}, {1, NAN, 3, NAN, -INFINITY, -INFINITY, 2, 2, 0.0, -0.0, INFINITY, -0.0,
-                                          -0.0, 0.0, -0.0, -INFINITY});
+    Input x = make_input_from(
+        d, {4, 4}, {1, NAN, 3, NAN, -INFINITY, -INFINITY, 2, 2, 0.0, -0.0, INFINITY, -0.0, -0.0, 0.0, -0.0, -INFINITY});
     ctl_reduce_attrs attrs{};
     attrs.struct_size = CTL_REDUCE_ATTRS_STRUCT_SIZE;
     attrs.axis_count = 1;
     attrs.axes[0] = 1;
-    run_both(op, {&x}, &attrs, 1, "NaN, ties, ±0 (-0 < +0 as in IEEE 754-2019 maximum/minimum), ±inf along axis 1", {{Tol::kExact}});
+    run_both(op, {&x}, &attrs, 1, "NaN, ties, ±0 (-0 < +0 as in IEEE 754-2019 maximum/minimum), ±inf along axis 1",
+             {{Tol::kExact}});
   }
 }
 
@@ -646,16 +774,30 @@ void test_matmul(ctl_dtype d, std::mt19937_64& rng) {
       {{{3, 4}, Layout::kContiguous}, {{4, 5}, Layout::kContiguous}, false, false, false, 1, CTL_ACTIVATION_NONE},
       {{{2, 3, 4}, Layout::kContiguous}, {{4, 5}, Layout::kPermuted}, true, false, false, 1, CTL_ACTIVATION_NONE},
       {{{4, 3}, Layout::kPermuted}, {{5, 4}, Layout::kStepSliced}, false, true, true, 0.5, CTL_ACTIVATION_NONE},
-      {{{2, 1, 3, 8}, Layout::kContiguous}, {{3, 8, 2}, Layout::kContiguous}, true, false, false, 1, CTL_ACTIVATION_NONE},
+      {{{2, 1, 3, 8}, Layout::kContiguous},
+       {{3, 8, 2}, Layout::kContiguous},
+       true,
+       false,
+       false,
+       1,
+       CTL_ACTIVATION_NONE},
       {{{3, 0}, Layout::kContiguous}, {{0, 4}, Layout::kContiguous}, true, false, false, 1, CTL_ACTIVATION_NONE},
       {{{0, 3}, Layout::kContiguous}, {{3, 4}, Layout::kContiguous}, false, false, false, 1, CTL_ACTIVATION_NONE},
       {{{17, 33}, Layout::kContiguous}, {{33, 65}, Layout::kContiguous}, true, false, false, 1, CTL_ACTIVATION_NONE},
       {{{3, 4}, Layout::kExpanded}, {{4, 5}, Layout::kContiguous}, false, false, false, 1, CTL_ACTIVATION_NONE},
   };
   if (is_float(d)) {
-    cases.push_back({{{6, 7}, Layout::kContiguous}, {{7, 5}, Layout::kContiguous}, true, false, false, 1, CTL_ACTIVATION_RELU});
-    cases.push_back({{{6, 7}, Layout::kContiguous}, {{7, 5}, Layout::kContiguous}, true, false, false, 2, CTL_ACTIVATION_GELU});
-    cases.push_back({{{6, 7}, Layout::kContiguous}, {{7, 5}, Layout::kContiguous}, false, false, false, 1, CTL_ACTIVATION_GELU_TANH});
+    cases.push_back(
+        {{{6, 7}, Layout::kContiguous}, {{7, 5}, Layout::kContiguous}, true, false, false, 1, CTL_ACTIVATION_RELU});
+    cases.push_back(
+        {{{6, 7}, Layout::kContiguous}, {{7, 5}, Layout::kContiguous}, true, false, false, 2, CTL_ACTIVATION_GELU});
+    cases.push_back({{{6, 7}, Layout::kContiguous},
+                     {{7, 5}, Layout::kContiguous},
+                     false,
+                     false,
+                     false,
+                     1,
+                     CTL_ACTIVATION_GELU_TANH});
   }
   for (const auto& c : cases) {
     Input a = make_input(d, c.a.shape, c.a.layout, Values::kFinite, rng);
@@ -729,9 +871,8 @@ void test_matmul(ctl_dtype d, std::mt19937_64& rng) {
 
 void test_softmax(ctl_op_id op, ctl_dtype d, std::mt19937_64& rng) {
   const std::vector<std::pair<Shaped, int32_t>> cases = {
-      {{{4, 7}, Layout::kContiguous}, -1}, {{{6, 5}, Layout::kPermuted}, 0},
-      {{{3, 4, 5}, Layout::kStepSliced}, 1}, {{{3, 5}, Layout::kExpanded}, 0},
-      {{{0, 4}, Layout::kContiguous}, -1}, {{{2, 1000}, Layout::kContiguous}, 1}};
+      {{{4, 7}, Layout::kContiguous}, -1}, {{{6, 5}, Layout::kPermuted}, 0},    {{{3, 4, 5}, Layout::kStepSliced}, 1},
+      {{{3, 5}, Layout::kExpanded}, 0},    {{{0, 4}, Layout::kContiguous}, -1}, {{{2, 1000}, Layout::kContiguous}, 1}};
   for (const auto& [x_shape, axis] : cases) {
     Input x = make_input(d, x_shape.shape, x_shape.layout, Values::kFinite, rng);
     ctl_softmax_attrs attrs{CTL_AXIS_ATTRS_STRUCT_SIZE, axis};
@@ -750,9 +891,9 @@ void test_softmax(ctl_op_id op, ctl_dtype d, std::mt19937_64& rng) {
 
 void test_norm(ctl_op_id op, ctl_dtype d, std::mt19937_64& rng) {
   const bool layer = op == CTL_OP_LAYER_NORM;
-  const std::vector<Shaped> shapes = {{{5, 8}, Layout::kContiguous}, {{4, 6}, Layout::kPermuted},
+  const std::vector<Shaped> shapes = {{{5, 8}, Layout::kContiguous},     {{4, 6}, Layout::kPermuted},
                                       {{2, 3, 16}, Layout::kStepSliced}, {{3, 5}, Layout::kExpanded},
-                                      {{7}, Layout::kContiguous}, {{0, 4}, Layout::kContiguous},
+                                      {{7}, Layout::kContiguous},        {{0, 4}, Layout::kContiguous},
                                       {{2, 700}, Layout::kContiguous}};
   for (const auto& s : shapes) {
     const int64_t n = s.shape.back();
@@ -775,8 +916,8 @@ void test_norm(ctl_op_id op, ctl_dtype d, std::mt19937_64& rng) {
 }
 
 void test_copy(ctl_dtype d, std::mt19937_64& rng) {
-  const std::vector<Shaped> shapes = {{{3, 5}, Layout::kPermuted}, {{4, 3}, Layout::kStepSliced},
-                                      {{3, 5}, Layout::kExpanded}, {{}, Layout::kContiguous},
+  const std::vector<Shaped> shapes = {{{3, 5}, Layout::kPermuted},   {{4, 3}, Layout::kStepSliced},
+                                      {{3, 5}, Layout::kExpanded},   {{}, Layout::kContiguous},
                                       {{0, 2}, Layout::kContiguous}, {{2, 3, 4}, Layout::kPermuted}};
   for (const auto& s : shapes) {
     Input x = make_input(d, s.shape, s.layout, Values::kGeneral, rng);
@@ -804,8 +945,9 @@ void test_cast(ctl_dtype from, std::mt19937_64& rng) {
     run_both(CTL_OP_CAST, {&x}, &attrs, 1, std::string("to ") + ctl_dtype_name(to), {{Tol::kExact}});
     if (is_float(from)) {
       // Saturation, truncation toward zero, NaN -> 0, rounding to nearest even.
-      Input s = make_input_from(from, {12}, {1e10, -1e10, 300.7, -300.7, 2.5, -2.5, 0.49999, 65519.0, 1e-8,
-                                             std::nan(""), INFINITY, -INFINITY});
+      Input s = make_input_from(
+          from, {12},
+          {1e10, -1e10, 300.7, -300.7, 2.5, -2.5, 0.49999, 65519.0, 1e-8, std::nan(""), INFINITY, -INFINITY});
       run_both(CTL_OP_CAST, {&s}, &attrs, 1, std::string("edge values to ") + ctl_dtype_name(to), {{Tol::kExact}});
     }
   }
@@ -880,23 +1022,30 @@ void test_creation(ctl_op_id op, ctl_dtype d) {
   Tol tol = Tol::kExact;
   if (op == CTL_OP_FILL) {
     for (double v : {2.5, -3.75, 1e10, -1e10, std::nan(""), -0.0, 1.0}) {
-      runs.push_back({"fill " + std::to_string(v), {3, 5}, bytes_of(ctl_fill_attrs{CTL_FILL_ATTRS_STRUCT_SIZE, v}), true});
+      runs.push_back(
+          {"fill " + std::to_string(v), {3, 5}, bytes_of(ctl_fill_attrs{CTL_FILL_ATTRS_STRUCT_SIZE, v}), true});
     }
     runs.push_back({"fill rank 0", {}, bytes_of(ctl_fill_attrs{CTL_FILL_ATTRS_STRUCT_SIZE, 7}), false});
     runs.push_back({"fill empty", {0, 5}, bytes_of(ctl_fill_attrs{CTL_FILL_ATTRS_STRUCT_SIZE, 7}), false});
   } else if (op == CTL_OP_ARANGE) {
-    runs.push_back({"arange -3 + 0.75 i", {11}, bytes_of(ctl_arange_attrs{CTL_ARANGE_ATTRS_STRUCT_SIZE, -3, 0.75}), false});
+    runs.push_back(
+        {"arange -3 + 0.75 i", {11}, bytes_of(ctl_arange_attrs{CTL_ARANGE_ATTRS_STRUCT_SIZE, -3, 0.75}), false});
     runs.push_back({"arange 5 - 2 i", {7}, bytes_of(ctl_arange_attrs{CTL_ARANGE_ATTRS_STRUCT_SIZE, 5, -2}), false});
-    runs.push_back({"arange 0 + 1 i, 300 long", {300}, bytes_of(ctl_arange_attrs{CTL_ARANGE_ATTRS_STRUCT_SIZE, 0, 1}), false});
+    runs.push_back(
+        {"arange 0 + 1 i, 300 long", {300}, bytes_of(ctl_arange_attrs{CTL_ARANGE_ATTRS_STRUCT_SIZE, 0, 1}), false});
     runs.push_back({"arange empty", {0}, bytes_of(ctl_arange_attrs{CTL_ARANGE_ATTRS_STRUCT_SIZE, 0, 1}), false});
   } else {
     if (op == CTL_OP_RANDOM_NORMAL) tol = Tol::kNormal;
     for (uint64_t seed : {uint64_t{1234}, uint64_t{0}, ~uint64_t{0}}) {
-      runs.push_back({"seed " + std::to_string(seed), {1000},
-                      bytes_of(ctl_random_attrs{CTL_RANDOM_ATTRS_STRUCT_SIZE, seed, 77, -2.0, 3.0}), false});
+      runs.push_back({"seed " + std::to_string(seed),
+                      {1000},
+                      bytes_of(ctl_random_attrs{CTL_RANDOM_ATTRS_STRUCT_SIZE, seed, 77, -2.0, 3.0}),
+                      false});
     }
-    runs.push_back({"shape [7,9] offset 2^40", {7, 9},
-                    bytes_of(ctl_random_attrs{CTL_RANDOM_ATTRS_STRUCT_SIZE, 42, uint64_t{1} << 40, 0.0, 1.0}), false});
+    runs.push_back({"shape [7,9] offset 2^40",
+                    {7, 9},
+                    bytes_of(ctl_random_attrs{CTL_RANDOM_ATTRS_STRUCT_SIZE, 42, uint64_t{1} << 40, 0.0, 1.0}),
+                    false});
   }
   for (const auto& r : runs) {
     // The output, on each device: contiguous, or a transposed view (strided output).
@@ -917,7 +1066,8 @@ void test_creation(ctl_op_id op, ctl_dtype d) {
     }
     CTL_ASSERT_OK(ctl_op_run_into(op, 0, nullptr, r.attrs.data(), 1, &e));
     Status s(ctl_op_run_into(op, 0, nullptr, r.attrs.data(), 1, &c));
-    ASSERT_EQ(s, nullptr) << ctl_op_name(op) << " " << ctl_dtype_name(d) << " [" << r.label << "]: " << describe(s.get());
+    ASSERT_EQ(s, nullptr) << ctl_op_name(op) << " " << ctl_dtype_name(d) << " [" << r.label
+                          << "]: " << describe(s.get());
     compare(op, {r.label, {}}, 0, c, e, {tol});
   }
 }
@@ -939,28 +1089,68 @@ TEST_P(CpuVsReference, Matches) {
   std::mt19937_64 rng(g_seed);
   SCOPED_TRACE("seed " + std::to_string(g_seed));
   switch (p.op) {
-    case CTL_OP_ADD: case CTL_OP_SUB: case CTL_OP_MUL: case CTL_OP_DIV: case CTL_OP_POW:
-    case CTL_OP_MAXIMUM: case CTL_OP_MINIMUM: case CTL_OP_EQ: case CTL_OP_NE: case CTL_OP_LT:
-    case CTL_OP_LE: case CTL_OP_GT: case CTL_OP_GE:
+    case CTL_OP_ADD:
+    case CTL_OP_SUB:
+    case CTL_OP_MUL:
+    case CTL_OP_DIV:
+    case CTL_OP_POW:
+    case CTL_OP_MAXIMUM:
+    case CTL_OP_MINIMUM:
+    case CTL_OP_EQ:
+    case CTL_OP_NE:
+    case CTL_OP_LT:
+    case CTL_OP_LE:
+    case CTL_OP_GT:
+    case CTL_OP_GE:
       test_binary(p.op, p.dtype, rng);
       break;
-    case CTL_OP_WHERE: test_where(p.dtype, rng); break;
-    case CTL_OP_SUM: case CTL_OP_MEAN: case CTL_OP_MAX: case CTL_OP_MIN: case CTL_OP_ARGMAX:
-    case CTL_OP_ARGMIN: case CTL_OP_LOGSUMEXP:
+    case CTL_OP_WHERE:
+      test_where(p.dtype, rng);
+      break;
+    case CTL_OP_SUM:
+    case CTL_OP_MEAN:
+    case CTL_OP_MAX:
+    case CTL_OP_MIN:
+    case CTL_OP_ARGMAX:
+    case CTL_OP_ARGMIN:
+    case CTL_OP_LOGSUMEXP:
       test_reduce(p.op, p.dtype, rng);
       break;
-    case CTL_OP_MATMUL: test_matmul(p.dtype, rng); break;
-    case CTL_OP_SOFTMAX: case CTL_OP_LOG_SOFTMAX: test_softmax(p.op, p.dtype, rng); break;
-    case CTL_OP_LAYER_NORM: case CTL_OP_RMS_NORM: test_norm(p.op, p.dtype, rng); break;
-    case CTL_OP_COPY: test_copy(p.dtype, rng); break;
-    case CTL_OP_CAST: test_cast(p.dtype, rng); break;
-    case CTL_OP_CONCAT: test_concat(p.dtype, rng); break;
-    case CTL_OP_GATHER: test_gather(p.dtype, rng); break;
-    case CTL_OP_SCATTER_ADD: test_scatter_add(p.dtype, rng); break;
-    case CTL_OP_FILL: case CTL_OP_ARANGE: case CTL_OP_RANDOM_UNIFORM: case CTL_OP_RANDOM_NORMAL:
+    case CTL_OP_MATMUL:
+      test_matmul(p.dtype, rng);
+      break;
+    case CTL_OP_SOFTMAX:
+    case CTL_OP_LOG_SOFTMAX:
+      test_softmax(p.op, p.dtype, rng);
+      break;
+    case CTL_OP_LAYER_NORM:
+    case CTL_OP_RMS_NORM:
+      test_norm(p.op, p.dtype, rng);
+      break;
+    case CTL_OP_COPY:
+      test_copy(p.dtype, rng);
+      break;
+    case CTL_OP_CAST:
+      test_cast(p.dtype, rng);
+      break;
+    case CTL_OP_CONCAT:
+      test_concat(p.dtype, rng);
+      break;
+    case CTL_OP_GATHER:
+      test_gather(p.dtype, rng);
+      break;
+    case CTL_OP_SCATTER_ADD:
+      test_scatter_add(p.dtype, rng);
+      break;
+    case CTL_OP_FILL:
+    case CTL_OP_ARANGE:
+    case CTL_OP_RANDOM_UNIFORM:
+    case CTL_OP_RANDOM_NORMAL:
       test_creation(p.op, p.dtype);
       break;
-    default: test_unary(p.op, p.dtype, rng); break;
+    default:
+      test_unary(p.op, p.dtype, rng);
+      break;
   }
 }
 

@@ -46,9 +46,7 @@ struct Producer {
     versioned.dl_tensor = dl;
     versioned.manager_ctx = this;
     versioned.flags = 0;
-    versioned.deleter = [](DLManagedTensorVersioned* self) {
-      ++static_cast<Producer*>(self->manager_ctx)->deleted;
-    };
+    versioned.deleter = [](DLManagedTensorVersioned* self) { ++static_cast<Producer*>(self->manager_ctx)->deleted; };
   }
 };
 
@@ -87,7 +85,9 @@ class DLPack : public ::testing::TestWithParam<std::string> {
   ctl_device* device_ = nullptr;
 };
 
-const void* address_of(const DLTensor& dl) { return static_cast<const char*>(dl.data) + dl.byte_offset; }
+const void* address_of(const DLTensor& dl) {
+  return static_cast<const char*>(dl.data) + dl.byte_offset;
+}
 
 TEST_P(DLPack, ExportDescribesTheTensor) {
   auto t = matrix();
@@ -249,9 +249,17 @@ TEST_P(DLPack, FailedImportsLeaveOwnershipWithTheCaller) {
     ctl_status_code code;
   };
   const std::vector<Case> cases = {
-      {"CUDA device memory", [](Producer& p) { p.managed.dl_tensor.device = {kDLCUDA, 0}; }, CTL_STATUS_UNSUPPORTED},
+      {"CUDA device memory",
+       [](Producer& p) {
+         p.managed.dl_tensor.device = {kDLCUDA, 0};
+       },
+       CTL_STATUS_UNSUPPORTED},
       {"two lanes", [](Producer& p) { p.managed.dl_tensor.dtype.lanes = 2; }, CTL_STATUS_UNSUPPORTED},
-      {"complex dtype", [](Producer& p) { p.managed.dl_tensor.dtype = {kDLComplex, 64, 1}; }, CTL_STATUS_UNSUPPORTED},
+      {"complex dtype",
+       [](Producer& p) {
+         p.managed.dl_tensor.dtype = {kDLComplex, 64, 1};
+       },
+       CTL_STATUS_UNSUPPORTED},
       {"rank 9", [](Producer& p) { p.managed.dl_tensor.ndim = 9; }, CTL_STATUS_INVALID_ARGUMENT},
       {"negative ndim", [](Producer& p) { p.managed.dl_tensor.ndim = -1; }, CTL_STATUS_INVALID_ARGUMENT},
       {"negative stride", [](Producer& p) { p.strides[0] = -1; }, CTL_STATUS_UNSUPPORTED},
@@ -321,11 +329,10 @@ TEST_P(DLPack, EveryDtypeExportsWithItsDLPackCode) {
     ctl_dtype dtype;
     uint8_t code, bits;
   };
-  const Expect expects[] = {{CTL_DTYPE_F32, kDLFloat, 32}, {CTL_DTYPE_F64, kDLFloat, 64},
-                            {CTL_DTYPE_F16, kDLFloat, 16}, {CTL_DTYPE_BF16, kDLBfloat, 16},
-                            {CTL_DTYPE_I8, kDLInt, 8},     {CTL_DTYPE_U8, kDLUInt, 8},
-                            {CTL_DTYPE_I32, kDLInt, 32},   {CTL_DTYPE_I64, kDLInt, 64},
-                            {CTL_DTYPE_BOOL, 6 /* kDLBool */, 8}};
+  const Expect expects[] = {
+      {CTL_DTYPE_F32, kDLFloat, 32},   {CTL_DTYPE_F64, kDLFloat, 64}, {CTL_DTYPE_F16, kDLFloat, 16},
+      {CTL_DTYPE_BF16, kDLBfloat, 16}, {CTL_DTYPE_I8, kDLInt, 8},     {CTL_DTYPE_U8, kDLUInt, 8},
+      {CTL_DTYPE_I32, kDLInt, 32},     {CTL_DTYPE_I64, kDLInt, 64},   {CTL_DTYPE_BOOL, 6 /* kDLBool */, 8}};
   ctl_device_info info{};
   info.struct_size = CTL_DEVICE_INFO_STRUCT_SIZE;
   CTL_ASSERT_OK(ctl_device_get_info(device_, &info));

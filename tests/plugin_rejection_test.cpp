@@ -16,8 +16,8 @@ struct Expected {
 class PluginRejection : public ::testing::Test {
  protected:
   void SetUp() override {
-    paths_ = {CTL_TEST_NO_ENTRY_PLUGIN, CTL_TEST_QUERY_NULL_PLUGIN, CTL_TEST_ABI_MAJOR2_PLUGIN,
-              CTL_TEST_NULL_ENTRY_PLUGIN, CTL_TEST_GARBAGE_PLUGIN,  CTL_TEST_CPU_PLUGIN};
+    paths_ = {CTL_TEST_NO_ENTRY_PLUGIN,   CTL_TEST_QUERY_NULL_PLUGIN, CTL_TEST_ABI_MAJOR2_PLUGIN,
+              CTL_TEST_NULL_ENTRY_PLUGIN, CTL_TEST_GARBAGE_PLUGIN,    CTL_TEST_CPU_PLUGIN};
     ctl_runtime_options o = options(&paths_, &log_);
     ctl_runtime* r = nullptr;
     CTL_ASSERT_OK(ctl_runtime_create(&o, &r));

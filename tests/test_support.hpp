@@ -36,17 +36,15 @@ inline std::string describe(ctl_status* status) {
 }
 
 // Asserts success and frees the status.
-#define CTL_ASSERT_OK(expr)                                                          \
-  do {                                                                               \
-    ::ctltest::Status ctl_test_status_(expr);                                        \
-    ASSERT_EQ(ctl_test_status_, nullptr) << #expr << " failed: "                     \
-                                         << ::ctltest::describe(ctl_test_status_.get()); \
+#define CTL_ASSERT_OK(expr)                                                                                      \
+  do {                                                                                                           \
+    ::ctltest::Status ctl_test_status_(expr);                                                                    \
+    ASSERT_EQ(ctl_test_status_, nullptr) << #expr << " failed: " << ::ctltest::describe(ctl_test_status_.get()); \
   } while (0)
-#define CTL_EXPECT_OK(expr)                                                          \
-  do {                                                                               \
-    ::ctltest::Status ctl_test_status_(expr);                                        \
-    EXPECT_EQ(ctl_test_status_, nullptr) << #expr << " failed: "                     \
-                                         << ::ctltest::describe(ctl_test_status_.get()); \
+#define CTL_EXPECT_OK(expr)                                                                                      \
+  do {                                                                                                           \
+    ::ctltest::Status ctl_test_status_(expr);                                                                    \
+    EXPECT_EQ(ctl_test_status_, nullptr) << #expr << " failed: " << ::ctltest::describe(ctl_test_status_.get()); \
   } while (0)
 
 // Collects every log line a runtime writes.

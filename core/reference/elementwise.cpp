@@ -210,8 +210,7 @@ ctl_status* run_binary(const Call& call) {
     const int64_t ao = walk.offset(as), bo = walk.offset(bs), yo = walk.offset(ys);
     if (comparison) {
       // Integers compare as int64 so that i64 values beyond 2^53 stay exact.
-      const bool r = floats ? compare(call.op, a.load(ao), b.load(bo))
-                            : compare(call.op, a.load_i(ao), b.load_i(bo));
+      const bool r = floats ? compare(call.op, a.load(ao), b.load(bo)) : compare(call.op, a.load_i(ao), b.load_i(bo));
       y.store_i(yo, r ? 1 : 0);
     } else if (floats) {
       y.store(yo, binary_float(call.op, a.load(ao), b.load(bo)));
@@ -233,8 +232,7 @@ ctl_status* run_where(const Call& call) {
                ys = walk.add(y.strides);
   for (int64_t i = 0, n = y.numel(); i < n; ++i, walk.next()) {
     // Copy the bytes: selection must not change a value (NaN payloads, -0).
-    const unsigned char* source =
-        cond.at(walk.offset(cs))[0] != 0 ? a.at(walk.offset(as)) : b.at(walk.offset(bs));
+    const unsigned char* source = cond.at(walk.offset(cs))[0] != 0 ? a.at(walk.offset(as)) : b.at(walk.offset(bs));
     std::memcpy(y.at(walk.offset(ys)), source, y.element_size);
   }
   return nullptr;

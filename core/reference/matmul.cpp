@@ -90,8 +90,8 @@ ctl_status* run_matmul(const Call& call) {
     return call.invalid("a %s and b %s do not multiply to the output %s", shape_string(a).c_str(),
                         shape_string(b).c_str(), shape_string(y).c_str());
   if (has_bias && (call.in[2].rank > r || !align(call.in[2], y, true, false, &cs)))
-    return call.invalid("bias %s does not broadcast to the output %s",
-                        shape_string(call.in[2]).c_str(), shape_string(y).c_str());
+    return call.invalid("bias %s does not broadcast to the output %s", shape_string(call.in[2]).c_str(),
+                        shape_string(y).c_str());
   const bool floats = is_float(y.dtype);
   int64_t alpha_i = 1, beta_i = 0;
   if (!floats && (!to_integer(alpha, &alpha_i) || !to_integer(beta, &beta_i)))
@@ -122,8 +122,7 @@ ctl_status* run_matmul(const Call& call) {
         } else {
           int64_t acc = 0;
           for (int64_t k = 0; k < K; ++k) {
-            acc = wrap_add(acc, wrap_mul(a.load_i(a0 + k * as.strides[r - 1]),
-                                         b.load_i(b0 + k * bs.strides[r - 2])));
+            acc = wrap_add(acc, wrap_mul(a.load_i(a0 + k * as.strides[r - 1]), b.load_i(b0 + k * bs.strides[r - 2])));
           }
           int64_t v = wrap_mul(alpha_i, acc);
           if (beta_i != 0) v = wrap_add(v, wrap_mul(beta_i, y.load_i(yo)));

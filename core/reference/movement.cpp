@@ -12,8 +12,8 @@ namespace {
 
 ctl_status* check_copy_shapes(const Call& call) {
   if (!same_shape(call.in[0], call.out[0]))
-    return call.invalid("output shape %s differs from input shape %s",
-                        shape_string(call.out[0]).c_str(), shape_string(call.in[0]).c_str());
+    return call.invalid("output shape %s differs from input shape %s", shape_string(call.out[0]).c_str(),
+                        shape_string(call.in[0]).c_str());
   return nullptr;
 }
 
@@ -39,8 +39,7 @@ struct TakeLayout {
   int64_t index_strides[CTL_MAX_RANK] = {};
 };
 
-bool take_layout(const Operand& x, const int64_t* x_inner, const Operand& index, uint32_t axis,
-                 TakeLayout* out) {
+bool take_layout(const Operand& x, const int64_t* x_inner, const Operand& index, uint32_t axis, TakeLayout* out) {
   if (x.rank - 1 + index.rank > CTL_MAX_RANK) return false;
   out->rank = x.rank - 1 + index.rank;
   for (uint32_t d = 0; d < out->rank; ++d) {
@@ -117,13 +116,13 @@ ctl_status* run_concat(const Call& call) {
     bool ok = x.rank == y.rank;
     for (uint32_t d = 0; ok && d < y.rank; ++d) ok = d == axis || x.shape[d] == y.shape[d];
     if (!ok)
-      return call.invalid("input[%zu] shape %s does not fit the output %s along axis %u", i,
-                          shape_string(x).c_str(), shape_string(y).c_str(), axis);
+      return call.invalid("input[%zu] shape %s does not fit the output %s along axis %u", i, shape_string(x).c_str(),
+                          shape_string(y).c_str(), axis);
     total += x.shape[axis];
   }
   if (total != y.shape[axis])
-    return call.invalid("inputs add up to %lld along axis %u, the output has %lld",
-                        static_cast<long long>(total), axis, static_cast<long long>(y.shape[axis]));
+    return call.invalid("inputs add up to %lld along axis %u, the output has %lld", static_cast<long long>(total), axis,
+                        static_cast<long long>(y.shape[axis]));
   int64_t start = 0;  // where the current input begins along the axis
   for (const Operand& x : call.in) {
     sdk::StridedWalker<2> walk(x.rank, x.shape);
@@ -150,8 +149,7 @@ ctl_status* run_gather(const Call& call) {
         "x.shape[axis+1:] for x %s, index %s, axis %u",
         shape_string(y).c_str(), shape_string(x).c_str(), shape_string(index).c_str(), axis);
   sdk::StridedWalker<3> walk(y.rank, y.shape);
-  const size_t xs = walk.add(layout.x_strides), is = walk.add(layout.index_strides),
-               ys = walk.add(y.strides);
+  const size_t xs = walk.add(layout.x_strides), is = walk.add(layout.index_strides), ys = walk.add(y.strides);
   for (int64_t i = 0, n = y.numel(); i < n; ++i, walk.next()) {
     int64_t p = 0;
     unsigned char* target = y.at(walk.offset(ys));
@@ -201,8 +199,7 @@ ctl_status* run_scatter_add(const Call& call) {
       int_sums[i] = target.load_i(out_walk.offset(ts));
   }
   sdk::StridedWalker<3> walk(src.rank, src.shape);
-  const size_t ds = walk.add(layout.x_strides), is = walk.add(layout.index_strides),
-               ss = walk.add(src.strides);
+  const size_t ds = walk.add(layout.x_strides), is = walk.add(layout.index_strides), ss = walk.add(src.strides);
   for (int64_t i = 0, n = src.numel(); i < n; ++i, walk.next()) {
     int64_t p = 0;
     if (!position(index.load_i(walk.offset(is)), target.shape[axis], &p)) continue;  // skipped

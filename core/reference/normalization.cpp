@@ -26,8 +26,8 @@ ctl_status* check_norm_shapes(const Call& call) {
   const Operand& x = call.in[0];
   if (x.rank < 1) return call.invalid("input must have rank >= 1 (normalises the last axis)");
   if (!same_shape(x, call.out[0]))
-    return call.invalid("output shape %s differs from input shape %s",
-                        shape_string(call.out[0]).c_str(), shape_string(x).c_str());
+    return call.invalid("output shape %s differs from input shape %s", shape_string(call.out[0]).c_str(),
+                        shape_string(x).c_str());
   const int64_t n = x.shape[x.rank - 1];
   for (size_t i = 1; i < call.in.size(); ++i) {
     const Operand& p = call.in[i];
@@ -77,8 +77,7 @@ ctl_status* run_softmax(const Call& call) {
   // NULL attrs mean the last axis; a scalar is one row of one element.
   const int64_t axis = present ? attrs.axis : static_cast<int64_t>(x.rank) - 1;
   if (x.rank == 0 ? (axis != 0 && axis != -1) : (axis < 0 || axis >= x.rank))
-    return call.invalid("axis %lld is out of range for rank %u", static_cast<long long>(axis),
-                        x.rank);
+    return call.invalid("axis %lld is out of range for rank %u", static_cast<long long>(axis), x.rank);
   int64_t row_shape[CTL_MAX_RANK];
   for (uint32_t d = 0; d < x.rank; ++d) row_shape[d] = d == axis ? 1 : x.shape[d];
   const int64_t length = x.rank == 0 ? 1 : x.shape[axis];
@@ -96,8 +95,7 @@ ctl_status* run_softmax(const Call& call) {
     for (int64_t k = 0; k < length; ++k) sum += std::exp(x.load(x0 + k * xa) - m);
     for (int64_t k = 0; k < length; ++k) {
       const double shifted = x.load(x0 + k * xa) - m;
-      y.store(y0 + k * ya,
-              call.op == CTL_OP_SOFTMAX ? std::exp(shifted) / sum : shifted - std::log(sum));
+      y.store(y0 + k * ya, call.op == CTL_OP_SOFTMAX ? std::exp(shifted) / sum : shifted - std::log(sum));
     }
   }
   return nullptr;

@@ -16,14 +16,13 @@ namespace {
 
 // Checks one view's fields and, when `resolve` is given, that every element lies inside
 // its buffer; fills *out.
-ctl_status* resolve_view(const Call& call, const char* role, uint32_t index,
-                         const ctl_tensor_view* view, BufferResolver resolve, Operand* out) {
+ctl_status* resolve_view(const Call& call, const char* role, uint32_t index, const ctl_tensor_view* view,
+                         BufferResolver resolve, Operand* out) {
   if (view->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE)
     return call.invalid("%s[%u]: struct_size %zu is below %zu", role, index, view->struct_size,
                         static_cast<size_t>(CTL_TENSOR_VIEW_STRUCT_SIZE));
   const long long dtype = raw_enum(view->dtype);
-  if (dtype < 0 || dtype >= CTL_DTYPE_COUNT_)
-    return call.invalid("%s[%u]: unknown dtype %lld", role, index, dtype);
+  if (dtype < 0 || dtype >= CTL_DTYPE_COUNT_) return call.invalid("%s[%u]: unknown dtype %lld", role, index, dtype);
   if (view->rank > CTL_MAX_RANK)
     return call.invalid("%s[%u]: rank %u exceeds %d", role, index, view->rank, CTL_MAX_RANK);
   const size_t element_size = sdk::dtype_size(view->dtype);
@@ -31,16 +30,14 @@ ctl_status* resolve_view(const Call& call, const char* role, uint32_t index,
   uint64_t last = 0;  // element offset of the last element
   for (uint32_t i = 0; i < view->rank; ++i) {
     if (view->shape[i] < 0 || view->strides[i] < 0)
-      return call.invalid("%s[%u]: axis %u has shape %lld and stride %lld (must be >= 0)", role,
-                          index, i, static_cast<long long>(view->shape[i]),
-                          static_cast<long long>(view->strides[i]));
+      return call.invalid("%s[%u]: axis %u has shape %lld and stride %lld (must be >= 0)", role, index, i,
+                          static_cast<long long>(view->shape[i]), static_cast<long long>(view->strides[i]));
     uint64_t span = 0;
     if (__builtin_mul_overflow(static_cast<uint64_t>(view->shape[i]), numel, &numel) ||
         numel > static_cast<uint64_t>(INT64_MAX) ||
-        (view->shape[i] > 0 &&
-         (__builtin_mul_overflow(static_cast<uint64_t>(view->shape[i] - 1),
-                                 static_cast<uint64_t>(view->strides[i]), &span) ||
-          __builtin_add_overflow(last, span, &last))))
+        (view->shape[i] > 0 && (__builtin_mul_overflow(static_cast<uint64_t>(view->shape[i] - 1),
+                                                       static_cast<uint64_t>(view->strides[i]), &span) ||
+                                __builtin_add_overflow(last, span, &last))))
       return call.invalid("%s[%u]: size overflows", role, index);
   }
   *out = Operand{};
@@ -72,8 +69,7 @@ ctl_status* build_call(const ctl_host_api* host, const ctl_op_call* raw, BufferR
   out->host = host;
   if (!raw) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "op call is NULL");
   if (raw->struct_size < CTL_OP_CALL_STRUCT_SIZE)
-    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT,
-                            "op call struct_size %zu is below %zu", raw->struct_size,
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "op call struct_size %zu is below %zu", raw->struct_size,
                             static_cast<size_t>(CTL_OP_CALL_STRUCT_SIZE));
   const long long id = raw_enum(raw->op);
   const OpInfo* info = find_op(id);
@@ -88,13 +84,11 @@ ctl_status* build_call(const ctl_host_api* host, const ctl_op_call* raw, BufferR
     const ctl_tensor_view* const* views;
     std::vector<Operand>* operands;
   };
-  const Side sides[] = {
-      {"input", raw->input_count, info->required_in, info->max_in, raw->inputs, &out->in},
-      {"output", raw->output_count, info->required_out, info->max_out, raw->outputs, &out->out}};
+  const Side sides[] = {{"input", raw->input_count, info->required_in, info->max_in, raw->inputs, &out->in},
+                        {"output", raw->output_count, info->required_out, info->max_out, raw->outputs, &out->out}};
   for (const Side& side : sides) {
     if (side.count < side.required || side.count > side.max)
-      return out->invalid("%u %ss given, expected %u to %u", side.count, side.role, side.required,
-                          side.max);
+      return out->invalid("%u %ss given, expected %u to %u", side.count, side.role, side.required, side.max);
     if (side.count > 0 && !side.views) return out->invalid("%s array is NULL", side.role);
     side.operands->assign(side.count, Operand{});
     for (uint32_t i = 0; i < side.count; ++i) {
@@ -102,15 +96,13 @@ ctl_status* build_call(const ctl_host_api* host, const ctl_op_call* raw, BufferR
         if (i < side.required) return out->invalid("%s[%u] is NULL", side.role, i);
         continue;
       }
-      CTL_SDK_RETURN_IF_ERROR(
-          resolve_view(*out, side.role, i, side.views[i], resolve, &(*side.operands)[i]));
+      CTL_SDK_RETURN_IF_ERROR(resolve_view(*out, side.role, i, side.views[i], resolve, &(*side.operands)[i]));
     }
   }
   return nullptr;
 }
 
-ctl_status* vformat_status(const Call& call, ctl_status_code code, const char* format,
-                           va_list args) {
+ctl_status* vformat_status(const Call& call, ctl_status_code code, const char* format, va_list args) {
   char message[400];
   std::vsnprintf(message, sizeof message, format, args);
   return sdk::make_status(call.host, code, "%s: %s", call.name, message);
@@ -134,8 +126,7 @@ ctl_status* Call::unsupported(const char* format, ...) const {
   return status;
 }
 
-ctl_status* read_attrs_bytes(const Call& call, size_t needed, void* out, size_t out_size,
-                             bool* present) {
+ctl_status* read_attrs_bytes(const Call& call, size_t needed, void* out, size_t out_size, bool* present) {
   *present = call.attrs != nullptr;
   if (!call.attrs) return nullptr;
   const size_t given = *static_cast<const size_t*>(call.attrs);

@@ -99,11 +99,10 @@ ctl_dtype expected_output_dtype(const Call& call, size_t i) {
 
 ctl_status* check_dtypes(const Call& call, const OpInfo& info, ctl_status_code mismatch) {
   const ctl_dtype p = primary_dtype(call);
-  if (!allowed(info.dtypes, p))
-    return call.unsupported("dtype %s is not supported (docs/ops.md)", dtype_name(p));
+  if (!allowed(info.dtypes, p)) return call.unsupported("dtype %s is not supported (docs/ops.md)", dtype_name(p));
   auto require = [&](const char* role, size_t i, ctl_dtype have, ctl_dtype want) {
-    return sdk::make_status(call.host, mismatch, "%s: %s[%zu] has dtype %s, expected %s", call.name,
-                            role, i, dtype_name(have), dtype_name(want));
+    return sdk::make_status(call.host, mismatch, "%s: %s[%zu] has dtype %s, expected %s", call.name, role, i,
+                            dtype_name(have), dtype_name(want));
   };
   for (size_t i = 0; i < call.in.size(); ++i) {
     const Operand& x = call.in[i];
@@ -112,8 +111,8 @@ ctl_status* check_dtypes(const Call& call, const OpInfo& info, ctl_status_code m
     if (call.op == CTL_OP_WHERE && i == 0) want = CTL_DTYPE_BOOL;
     if ((call.op == CTL_OP_GATHER || call.op == CTL_OP_SCATTER_ADD) && i == 1) {
       if (x.dtype != CTL_DTYPE_I32 && x.dtype != CTL_DTYPE_I64)
-        return sdk::make_status(call.host, mismatch, "%s: index dtype %s must be i32 or i64",
-                                call.name, dtype_name(x.dtype));
+        return sdk::make_status(call.host, mismatch, "%s: index dtype %s must be i32 or i64", call.name,
+                                dtype_name(x.dtype));
       continue;
     }
     if (x.dtype != want) return require("input", i, x.dtype, want);
@@ -155,8 +154,7 @@ bool same_shape(const Operand& a, const Operand& b) {
 }
 
 const char* dtype_name(ctl_dtype dtype) {
-  static constexpr const char* kNames[] = {"f32", "f64", "f16", "bf16", "i8",
-                                           "u8",  "i32", "i64", "bool"};
+  static constexpr const char* kNames[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
   const auto i = static_cast<unsigned>(dtype);
   return i < CTL_DTYPE_COUNT_ ? kNames[i] : "unknown";
 }

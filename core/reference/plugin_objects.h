@@ -66,22 +66,18 @@ inline ctl_status* null_argument(const ctl_host_api* host, const char* what) {
 }
 
 // Buffer entries (buffers.cpp), for the table in reference_plugin.cpp.
-ctl_status* buffer_allocate(ctl_plugin_device* device, uint64_t size,
-                            ctl_plugin_buffer** out_buffer);
+ctl_status* buffer_allocate(ctl_plugin_device* device, uint64_t size, ctl_plugin_buffer** out_buffer);
 void buffer_free(ctl_plugin_device* device, ctl_plugin_buffer* handle);
 bool resolve_buffer(ctl_plugin_buffer* handle, unsigned char** data, uint64_t* size);
-ctl_status* buffer_host_pointer(ctl_plugin_device* device, ctl_plugin_buffer* handle,
-                                void** out_pointer);
-ctl_status* buffer_wrap_host(ctl_plugin_device* device, void* pointer, uint64_t size,
-                             ctl_plugin_buffer** out_buffer);
-ctl_status* buffer_write(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset,
-                         const void* source, uint64_t size);
-ctl_status* buffer_read(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset,
-                        void* destination, uint64_t size);
-ctl_status* buffer_copy(ctl_plugin_stream* stream, ctl_plugin_buffer* source,
-                        uint64_t source_offset, ctl_plugin_buffer* destination,
-                        uint64_t destination_offset, uint64_t size);
-ctl_status* buffer_fill(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset,
-                        uint64_t size, const void* pattern, uint32_t pattern_size);
+ctl_status* buffer_host_pointer(ctl_plugin_device* device, ctl_plugin_buffer* handle, void** out_pointer);
+ctl_status* buffer_wrap_host(ctl_plugin_device* device, void* pointer, uint64_t size, ctl_plugin_buffer** out_buffer);
+ctl_status* buffer_write(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, const void* source,
+                         uint64_t size);
+ctl_status* buffer_read(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, void* destination,
+                        uint64_t size);
+ctl_status* buffer_copy(ctl_plugin_stream* stream, ctl_plugin_buffer* source, uint64_t source_offset,
+                        ctl_plugin_buffer* destination, uint64_t destination_offset, uint64_t size);
+ctl_status* buffer_fill(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, uint64_t size,
+                        const void* pattern, uint32_t pattern_size);
 
 }  // namespace catalyst::reference

@@ -33,19 +33,17 @@ ctl_status* plan(const Call& call, Reduction* r) {
   for (uint32_t i = 0; i < attrs.axis_count; ++i) {
     const int32_t axis = attrs.axes[i];
     if (axis < 0 || static_cast<uint32_t>(axis) >= x.rank || (i > 0 && axis <= attrs.axes[i - 1]))
-      return call.invalid("axes must be sorted, distinct and in [0, %u); axes[%u] is %d", x.rank, i,
-                          axis);
+      return call.invalid("axes must be sorted, distinct and in [0, %u); axes[%u] is %d", x.rank, i, axis);
     r->reduced[axis] = true;
   }
-  if (y.rank != x.rank)
-    return call.invalid("output rank %u must equal the input's rank %u", y.rank, x.rank);
+  if (y.rank != x.rank) return call.invalid("output rank %u must equal the input's rank %u", y.rank, x.rank);
   for (uint32_t i = 0; i < x.rank; ++i) {
     r->axis_count += r->reduced[i] ? 1 : 0;
     r->inner_shape[i] = r->reduced[i] ? x.shape[i] : 1;
     r->count *= r->inner_shape[i];
     if (y.shape[i] != (r->reduced[i] ? 1 : x.shape[i]))
-      return call.invalid("output shape %s does not match input %s reduced over the axes",
-                          shape_string(y).c_str(), shape_string(x).c_str());
+      return call.invalid("output shape %s does not match input %s reduced over the axes", shape_string(y).c_str(),
+                          shape_string(x).c_str());
   }
   return nullptr;
 }
@@ -114,8 +112,7 @@ ctl_status* run_arg_reduce(const Call& call) {
   CTL_SDK_RETURN_IF_ERROR(plan(call, &r));
   const Operand& x = call.in[0];
   const Operand& y = call.out[0];
-  if (r.axis_count != 1)
-    return call.invalid("needs exactly one axis, got %u reduced axes", r.axis_count);
+  if (r.axis_count != 1) return call.invalid("needs exactly one axis, got %u reduced axes", r.axis_count);
   uint32_t axis = 0;
   while (!r.reduced[axis]) ++axis;
   const int64_t length = x.shape[axis], stride = x.strides[axis];

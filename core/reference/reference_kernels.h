@@ -32,9 +32,7 @@ struct Operand {
     return n;
   }
   // `offset` is in elements from element [0, 0, ...], as strides give it.
-  unsigned char* at(int64_t offset) const {
-    return base + offset * static_cast<int64_t>(element_size);
-  }
+  unsigned char* at(int64_t offset) const { return base + offset * static_cast<int64_t>(element_size); }
   double load(int64_t offset) const { return load_double(at(offset), dtype); }
   int64_t load_i(int64_t offset) const { return load_int(at(offset), dtype); }
   void store(int64_t offset, double v) const { store_double(at(offset), dtype, v); }
@@ -59,8 +57,7 @@ struct Call {
 // Copies the caller's attribute struct into *out (zeroed first), reading only the bytes
 // both sides know. Sets *present to false for NULL attrs; an error when the caller's
 // struct_size is below `needed`.
-ctl_status* read_attrs_bytes(const Call& call, size_t needed, void* out, size_t out_size,
-                             bool* present);
+ctl_status* read_attrs_bytes(const Call& call, size_t needed, void* out, size_t out_size, bool* present);
 template <typename T>
 ctl_status* read_attrs(const Call& call, size_t needed, T* out, bool* present) {
   *out = T{};

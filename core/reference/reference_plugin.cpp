@@ -37,20 +37,18 @@ ctl_status* device_count(ctl_plugin_instance* instance, uint32_t* out_count) {
   return nullptr;
 }
 
-ctl_status* device_get(ctl_plugin_instance* instance, uint32_t index,
-                       ctl_plugin_device** out_device) {
+ctl_status* device_get(ctl_plugin_instance* instance, uint32_t index, ctl_plugin_device** out_device) {
   Instance* self = reinterpret_cast<Instance*>(instance);
   if (!self) return nullptr;
   if (!out_device) return null_argument(self->host, "out_device");
   if (index != 0)
-    return sdk::make_status(self->host, CTL_STATUS_NOT_FOUND,
-                            "reference: device index %u out of range (1 device)", index);
+    return sdk::make_status(self->host, CTL_STATUS_NOT_FOUND, "reference: device index %u out of range (1 device)",
+                            index);
   *out_device = reinterpret_cast<ctl_plugin_device*>(&self->device);
   return nullptr;
 }
 
-ctl_status* device_properties(ctl_plugin_device* device,
-                              ctl_plugin_device_properties* out_properties) {
+ctl_status* device_properties(ctl_plugin_device* device, ctl_plugin_device_properties* out_properties) {
   if (!device) return nullptr;
   if (!out_properties) return null_argument(host_of(device), "out_properties");
   ctl_plugin_device_properties p{};
@@ -181,8 +179,8 @@ const ctl_plugin_api* reference_plugin_query(uint32_t core_abi_major, uint32_t c
   (void)core_abi_minor;  // the table is ABI 1.0, which every 1.x core understands
   if (core_abi_major != table().abi_major) {
     if (host && host->log)
-      sdk::log(host, CTL_LOG_ERROR, "reference: built for ABI %u.x, the core is %u.%u",
-               table().abi_major, core_abi_major, core_abi_minor);
+      sdk::log(host, CTL_LOG_ERROR, "reference: built for ABI %u.x, the core is %u.%u", table().abi_major,
+               core_abi_major, core_abi_minor);
     return nullptr;
   }
   return &table();

@@ -8,23 +8,26 @@
 namespace catalyst::cpu {
 namespace {
 
-const ctl_host_api* host_of(ctl_plugin_device* device) { return device->instance->host; }
-const ctl_host_api* host_of(ctl_plugin_stream* stream) { return stream->device->instance->host; }
+const ctl_host_api* host_of(ctl_plugin_device* device) {
+  return device->instance->host;
+}
+const ctl_host_api* host_of(ctl_plugin_stream* stream) {
+  return stream->device->instance->host;
+}
 
 // [offset, offset + size) inside the buffer, without overflowing.
 bool in_bounds(const ctl_plugin_buffer* buffer, uint64_t offset, uint64_t size) {
   return offset <= buffer->size && size <= buffer->size - offset;
 }
 
-ctl_status* check_range(const ctl_host_api* host, const char* what, const char* name,
-                        const ctl_plugin_buffer* buffer, uint64_t offset, uint64_t size) {
+ctl_status* check_range(const ctl_host_api* host, const char* what, const char* name, const ctl_plugin_buffer* buffer,
+                        uint64_t offset, uint64_t size) {
   if (!buffer) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: %s is NULL", kLogPrefix, what, name);
   if (!in_bounds(buffer, offset, size)) {
     return sdk::make_status(host, CTL_STATUS_OUT_OF_RANGE,
-                            "%s%s: %s range [%llu, %llu + %llu) is outside the buffer of %llu bytes", kLogPrefix,
-                            what, name, static_cast<unsigned long long>(offset),
-                            static_cast<unsigned long long>(offset), static_cast<unsigned long long>(size),
-                            static_cast<unsigned long long>(buffer->size));
+                            "%s%s: %s range [%llu, %llu + %llu) is outside the buffer of %llu bytes", kLogPrefix, what,
+                            name, static_cast<unsigned long long>(offset), static_cast<unsigned long long>(offset),
+                            static_cast<unsigned long long>(size), static_cast<unsigned long long>(buffer->size));
   }
   return nullptr;
 }
@@ -34,7 +37,8 @@ ctl_status* check_range(const ctl_host_api* host, const char* what, const char* 
 ctl_status* buffer_allocate(ctl_plugin_device* device, uint64_t size, ctl_plugin_buffer** out_buffer) {
   if (!device) return null_handle("buffer_allocate", "device");
   const ctl_host_api* host = host_of(device);
-  if (!out_buffer) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_allocate: out_buffer is NULL", kLogPrefix);
+  if (!out_buffer)
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_allocate: out_buffer is NULL", kLogPrefix);
   if (size > SIZE_MAX - 64) {
     return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sbuffer_allocate: size %llu does not fit in memory",
                             kLogPrefix, static_cast<unsigned long long>(size));
@@ -64,8 +68,11 @@ void buffer_free(ctl_plugin_device* device, ctl_plugin_buffer* buffer) {
 ctl_status* buffer_host_pointer(ctl_plugin_device* device, ctl_plugin_buffer* buffer, void** out_pointer) {
   if (!device) return null_handle("buffer_host_pointer", "device");
   const ctl_host_api* host = host_of(device);
-  if (!buffer) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_host_pointer: buffer is NULL", kLogPrefix);
-  if (!out_pointer) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_host_pointer: out_pointer is NULL", kLogPrefix);
+  if (!buffer)
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_host_pointer: buffer is NULL", kLogPrefix);
+  if (!out_pointer)
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_host_pointer: out_pointer is NULL",
+                            kLogPrefix);
   *out_pointer = buffer->data;
   return nullptr;
 }
@@ -73,13 +80,15 @@ ctl_status* buffer_host_pointer(ctl_plugin_device* device, ctl_plugin_buffer* bu
 ctl_status* buffer_wrap_host(ctl_plugin_device* device, void* pointer, uint64_t size, ctl_plugin_buffer** out_buffer) {
   if (!device) return null_handle("buffer_wrap_host", "device");
   const ctl_host_api* host = host_of(device);
-  if (!out_buffer) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_wrap_host: out_buffer is NULL", kLogPrefix);
+  if (!out_buffer)
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_wrap_host: out_buffer is NULL", kLogPrefix);
   if (!pointer && size > 0) {
     return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_wrap_host: pointer is NULL with size %llu",
                             kLogPrefix, static_cast<unsigned long long>(size));
   }
   ctl_plugin_buffer* buffer = host_new<ctl_plugin_buffer>(host, pointer, size, false);
-  if (!buffer) return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sbuffer_wrap_host: out of host memory", kLogPrefix);
+  if (!buffer)
+    return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sbuffer_wrap_host: out of host memory", kLogPrefix);
   *out_buffer = buffer;
   return nullptr;
 }
@@ -101,7 +110,8 @@ ctl_status* buffer_read(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, ui
   const ctl_host_api* host = host_of(stream);
   CTL_SDK_RETURN_IF_ERROR(check_range(host, "buffer_read", "buffer", buffer, offset, size));
   if (size == 0) return nullptr;
-  if (!destination) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_read: destination is NULL", kLogPrefix);
+  if (!destination)
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_read: destination is NULL", kLogPrefix);
   std::memcpy(destination, static_cast<const char*>(buffer->data) + offset, size);
   return nullptr;
 }
@@ -134,7 +144,8 @@ ctl_status* buffer_fill(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, ui
                             static_cast<unsigned long long>(size), pattern_size);
   }
   if (size == 0) return nullptr;
-  if (!pattern) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_fill: pattern is NULL", kLogPrefix);
+  if (!pattern)
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_fill: pattern is NULL", kLogPrefix);
   char* out = static_cast<char*>(buffer->data) + offset;
   // Write one pattern, then double the filled prefix: O(log n) memcpy calls.
   std::memcpy(out, pattern, pattern_size);

@@ -15,10 +15,13 @@
 namespace catalyst::cpu {
 
 // A value of dtype D from a double, by the float-source rules.
-template <class D> inline D from_double(double v) {
+template <class D>
+inline D from_double(double v) {
   if constexpr (is_float_v<D>) {
-    if constexpr (std::is_same_v<D, double>) return v;
-    else return store<D>(static_cast<float>(v));
+    if constexpr (std::is_same_v<D, double>)
+      return v;
+    else
+      return store<D>(static_cast<float>(v));
   } else if constexpr (is_bool_v<D>) {
     return boolean{static_cast<uint8_t>(v != 0.0 ? 1 : 0)};  // NaN != 0 is true
   } else {
@@ -35,17 +38,25 @@ template <class D> inline D from_double(double v) {
 }
 
 // A value of dtype D from an integer (or bool as 0/1), by the integer-source rules.
-template <class D> inline D from_int64(int64_t v) {
-  if constexpr (std::is_same_v<D, float> || std::is_same_v<D, double>) return static_cast<D>(v);
-  else if constexpr (is_half_v<D>) return store<D>(static_cast<float>(v));
-  else if constexpr (is_bool_v<D>) return boolean{static_cast<uint8_t>(v != 0 ? 1 : 0)};
-  else return static_cast<D>(v);  // modular since C++20: wraps
+template <class D>
+inline D from_int64(int64_t v) {
+  if constexpr (std::is_same_v<D, float> || std::is_same_v<D, double>)
+    return static_cast<D>(v);
+  else if constexpr (is_half_v<D>)
+    return store<D>(static_cast<float>(v));
+  else if constexpr (is_bool_v<D>)
+    return boolean{static_cast<uint8_t>(v != 0 ? 1 : 0)};
+  else
+    return static_cast<D>(v);  // modular since C++20: wraps
 }
 
-template <class S, class D> inline D convert(S s) {
+template <class S, class D>
+inline D convert(S s) {
   if constexpr (std::is_same_v<S, D>) {
-    if constexpr (is_bool_v<S>) return boolean{static_cast<uint8_t>(s.value != 0)};
-    else return s;
+    if constexpr (is_bool_v<S>)
+      return boolean{static_cast<uint8_t>(s.value != 0)};
+    else
+      return s;
   } else if constexpr (is_float_v<S>) {
     return from_double<D>(static_cast<double>(load(s)));
   } else {

@@ -56,7 +56,8 @@ ctl_status* run_arange(const OpContext& ctx) {
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(0, 0, 1, 1));
   View out;
   CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "out", &out));
-  if (out.rank != 1) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "output 0 (out) must be 1-D, it has rank %u", out.rank);
+  if (out.rank != 1)
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "output 0 (out) must be 1-D, it has rank %u", out.rank);
   ctl_arange_attrs attrs;
   bool given = false;
   CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&attrs, sizeof attrs, CTL_ARANGE_ATTRS_STRUCT_SIZE, "ctl_arange_attrs", &given));
@@ -90,7 +91,8 @@ ctl_status* run_random(const OpContext& ctx) {
     using T = typename decltype(tag)::type;
     generate<T>(ctx, out, kCostlyGrain / 4, [=](int64_t i) {
       const uint64_t counter = offset + static_cast<uint64_t>(i);  // wraps, as the generator's counter does
-      return from_double<T>(normal ? sdk::philox_normal(seed, counter, a, b) : sdk::philox_uniform(seed, counter, a, b));
+      return from_double<T>(normal ? sdk::philox_normal(seed, counter, a, b)
+                                   : sdk::philox_uniform(seed, counter, a, b));
     });
   });
   if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(out.dtype));

@@ -16,8 +16,7 @@ namespace catalyst::cpu {
 namespace {
 
 bool host_is_complete(const ctl_host_api* host) {
-  return host && host->struct_size >= CTL_HOST_API_STRUCT_SIZE && host->alloc && host->free &&
-         host->status_create;
+  return host && host->struct_size >= CTL_HOST_API_STRUCT_SIZE && host->alloc && host->free && host->status_create;
 }
 
 // Copies the value of the first "key<spaces>: value" line of /proc/cpuinfo into out.
@@ -178,7 +177,8 @@ void instance_destroy(ctl_plugin_instance* instance) {
 ctl_status* device_count(ctl_plugin_instance* instance, uint32_t* out_count) {
   if (!instance) return null_handle("device_count", "instance");
   if (!out_count) {
-    return sdk::make_status(instance->host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_count: out_count is NULL", kLogPrefix);
+    return sdk::make_status(instance->host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_count: out_count is NULL",
+                            kLogPrefix);
   }
   *out_count = 1;
   return nullptr;
@@ -187,7 +187,8 @@ ctl_status* device_count(ctl_plugin_instance* instance, uint32_t* out_count) {
 ctl_status* device_get(ctl_plugin_instance* instance, uint32_t index, ctl_plugin_device** out_device) {
   if (!instance) return null_handle("device_get", "instance");
   if (!out_device) {
-    return sdk::make_status(instance->host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_get: out_device is NULL", kLogPrefix);
+    return sdk::make_status(instance->host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_get: out_device is NULL",
+                            kLogPrefix);
   }
   if (index != 0) {
     return sdk::make_status(instance->host, CTL_STATUS_NOT_FOUND,
@@ -201,7 +202,8 @@ ctl_status* device_properties(ctl_plugin_device* device, ctl_plugin_device_prope
   if (!device) return null_handle("device_properties", "device");
   const ctl_host_api* host = device->instance->host;
   if (!out_properties) {
-    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_properties: out_properties is NULL", kLogPrefix);
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_properties: out_properties is NULL",
+                            kLogPrefix);
   }
   if (out_properties->struct_size < sizeof(size_t)) {
     return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_properties: struct_size %zu is too small",

@@ -12,14 +12,18 @@
 namespace catalyst::cpu {
 namespace {
 
-template <class C> using unsigned_t = std::make_unsigned_t<C>;
+template <class C>
+using unsigned_t = std::make_unsigned_t<C>;
 
-template <ctl_op_id Op, class C> inline C apply(C a, C b) {
+template <ctl_op_id Op, class C>
+inline C apply(C a, C b) {
   if constexpr (std::is_integral_v<C>) {
     // Integer overflow wraps (ops.md): compute in unsigned arithmetic, where it is defined.
     using U = unsigned_t<C>;
-    if constexpr (Op == CTL_OP_ADD) return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-    else if constexpr (Op == CTL_OP_SUB) return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
+    if constexpr (Op == CTL_OP_ADD)
+      return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+    else if constexpr (Op == CTL_OP_SUB)
+      return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
     else if constexpr (Op == CTL_OP_MUL) {
       // u8 * u8 promotes to int and cannot overflow it; wider types stay unsigned.
       return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
@@ -44,14 +48,21 @@ template <ctl_op_id Op, class C> inline C apply(C a, C b) {
         base *= base;
       }
       return static_cast<C>(result);
-    } else if constexpr (Op == CTL_OP_MAXIMUM) return a > b ? a : b;
-    else if constexpr (Op == CTL_OP_MINIMUM) return a < b ? a : b;
+    } else if constexpr (Op == CTL_OP_MAXIMUM)
+      return a > b ? a : b;
+    else if constexpr (Op == CTL_OP_MINIMUM)
+      return a < b ? a : b;
   } else {
-    if constexpr (Op == CTL_OP_ADD) return a + b;
-    else if constexpr (Op == CTL_OP_SUB) return a - b;
-    else if constexpr (Op == CTL_OP_MUL) return a * b;
-    else if constexpr (Op == CTL_OP_DIV) return a / b;
-    else if constexpr (Op == CTL_OP_POW) return std::pow(a, b);
+    if constexpr (Op == CTL_OP_ADD)
+      return a + b;
+    else if constexpr (Op == CTL_OP_SUB)
+      return a - b;
+    else if constexpr (Op == CTL_OP_MUL)
+      return a * b;
+    else if constexpr (Op == CTL_OP_DIV)
+      return a / b;
+    else if constexpr (Op == CTL_OP_POW)
+      return std::pow(a, b);
     else if constexpr (Op == CTL_OP_MAXIMUM) {
       // NaN propagates; of two zeros +0 is the larger (IEEE 754-2019 maximum).
       if (a != a) return a;
@@ -76,14 +87,21 @@ bool run_arith(const OpContext& ctx, const View& out, const View& a, const View&
   });
 }
 
-template <ctl_op_id Op, class C> inline bool compare(C a, C b) {
+template <ctl_op_id Op, class C>
+inline bool compare(C a, C b) {
   // Built-in comparisons already give IEEE NaN behaviour: false, except != which is true.
-  if constexpr (Op == CTL_OP_EQ) return a == b;
-  else if constexpr (Op == CTL_OP_NE) return a != b;
-  else if constexpr (Op == CTL_OP_LT) return a < b;
-  else if constexpr (Op == CTL_OP_LE) return a <= b;
-  else if constexpr (Op == CTL_OP_GT) return a > b;
-  else return a >= b;
+  if constexpr (Op == CTL_OP_EQ)
+    return a == b;
+  else if constexpr (Op == CTL_OP_NE)
+    return a != b;
+  else if constexpr (Op == CTL_OP_LT)
+    return a < b;
+  else if constexpr (Op == CTL_OP_LE)
+    return a <= b;
+  else if constexpr (Op == CTL_OP_GT)
+    return a > b;
+  else
+    return a >= b;
 }
 
 template <ctl_op_id Op>
@@ -115,14 +133,29 @@ ctl_status* run_binary(const OpContext& ctx) {
   if (out.numel() == 0) return nullptr;
   bool done = false;
   switch (ctx.call->op) {
-    case CTL_OP_ADD: done = run_arith<CTL_OP_ADD>(ctx, out, a, b); break;
-    case CTL_OP_SUB: done = run_arith<CTL_OP_SUB>(ctx, out, a, b); break;
-    case CTL_OP_MUL: done = run_arith<CTL_OP_MUL>(ctx, out, a, b); break;
-    case CTL_OP_DIV: done = run_arith<CTL_OP_DIV>(ctx, out, a, b); break;
-    case CTL_OP_POW: done = run_arith<CTL_OP_POW>(ctx, out, a, b); break;
-    case CTL_OP_MAXIMUM: done = run_arith<CTL_OP_MAXIMUM>(ctx, out, a, b); break;
-    case CTL_OP_MINIMUM: done = run_arith<CTL_OP_MINIMUM>(ctx, out, a, b); break;
-    default: break;
+    case CTL_OP_ADD:
+      done = run_arith<CTL_OP_ADD>(ctx, out, a, b);
+      break;
+    case CTL_OP_SUB:
+      done = run_arith<CTL_OP_SUB>(ctx, out, a, b);
+      break;
+    case CTL_OP_MUL:
+      done = run_arith<CTL_OP_MUL>(ctx, out, a, b);
+      break;
+    case CTL_OP_DIV:
+      done = run_arith<CTL_OP_DIV>(ctx, out, a, b);
+      break;
+    case CTL_OP_POW:
+      done = run_arith<CTL_OP_POW>(ctx, out, a, b);
+      break;
+    case CTL_OP_MAXIMUM:
+      done = run_arith<CTL_OP_MAXIMUM>(ctx, out, a, b);
+      break;
+    case CTL_OP_MINIMUM:
+      done = run_arith<CTL_OP_MINIMUM>(ctx, out, a, b);
+      break;
+    default:
+      break;
   }
   if (!done) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(a.dtype));
   return nullptr;
@@ -135,13 +168,26 @@ ctl_status* run_compare(const OpContext& ctx) {
   if (out.numel() == 0) return nullptr;
   bool done = false;
   switch (ctx.call->op) {
-    case CTL_OP_EQ: done = run_compare_op<CTL_OP_EQ>(ctx, out, a, b); break;
-    case CTL_OP_NE: done = run_compare_op<CTL_OP_NE>(ctx, out, a, b); break;
-    case CTL_OP_LT: done = run_compare_op<CTL_OP_LT>(ctx, out, a, b); break;
-    case CTL_OP_LE: done = run_compare_op<CTL_OP_LE>(ctx, out, a, b); break;
-    case CTL_OP_GT: done = run_compare_op<CTL_OP_GT>(ctx, out, a, b); break;
-    case CTL_OP_GE: done = run_compare_op<CTL_OP_GE>(ctx, out, a, b); break;
-    default: break;
+    case CTL_OP_EQ:
+      done = run_compare_op<CTL_OP_EQ>(ctx, out, a, b);
+      break;
+    case CTL_OP_NE:
+      done = run_compare_op<CTL_OP_NE>(ctx, out, a, b);
+      break;
+    case CTL_OP_LT:
+      done = run_compare_op<CTL_OP_LT>(ctx, out, a, b);
+      break;
+    case CTL_OP_LE:
+      done = run_compare_op<CTL_OP_LE>(ctx, out, a, b);
+      break;
+    case CTL_OP_GT:
+      done = run_compare_op<CTL_OP_GT>(ctx, out, a, b);
+      break;
+    case CTL_OP_GE:
+      done = run_compare_op<CTL_OP_GE>(ctx, out, a, b);
+      break;
+    default:
+      break;
   }
   if (!done) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(a.dtype));
   return nullptr;

@@ -69,15 +69,17 @@ enum class Isa { kGeneric, kAvx2, kAvx512 };
 Isa detect_isa() {
   __builtin_cpu_init();
   Isa isa = Isa::kGeneric;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw")) {
     isa = Isa::kAvx512;
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     isa = Isa::kAvx2;
   }
   if (const char* env = std::getenv("CATALYST_CPU_GEMM_ISA")) {
-    if (std::strcmp(env, "generic") == 0) isa = Isa::kGeneric;
-    else if (std::strcmp(env, "avx2") == 0 && isa == Isa::kAvx512) isa = Isa::kAvx2;
+    if (std::strcmp(env, "generic") == 0)
+      isa = Isa::kGeneric;
+    else if (std::strcmp(env, "avx2") == 0 && isa == Isa::kAvx512)
+      isa = Isa::kAvx2;
   }
   return isa;
 }
@@ -94,9 +96,12 @@ const GemmKernel<float>& gemm_kernel_f32() {
   static const GemmKernel<float> avx2{6, 16, f32_avx2, "avx2"};
   static const GemmKernel<float> generic{4, 8, f32_generic, "generic"};
   switch (isa()) {
-    case Isa::kAvx512: return avx512;
-    case Isa::kAvx2: return avx2;
-    default: return generic;
+    case Isa::kAvx512:
+      return avx512;
+    case Isa::kAvx2:
+      return avx2;
+    default:
+      return generic;
   }
 }
 
@@ -105,9 +110,12 @@ const GemmKernel<double>& gemm_kernel_f64() {
   static const GemmKernel<double> avx2{6, 8, f64_avx2, "avx2"};
   static const GemmKernel<double> generic{4, 4, f64_generic, "generic"};
   switch (isa()) {
-    case Isa::kAvx512: return avx512;
-    case Isa::kAvx2: return avx2;
-    default: return generic;
+    case Isa::kAvx512:
+      return avx512;
+    case Isa::kAvx2:
+      return avx2;
+    default:
+      return generic;
   }
 }
 

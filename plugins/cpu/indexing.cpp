@@ -34,8 +34,7 @@ ctl_status* build(const OpContext& ctx, const View& big, const char* big_name, c
                   uint32_t axis, bool gather, Geometry* g) {
   const uint32_t q = index.rank;
   if (big.rank != table.rank - 1 + q) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has rank %u, expected %u", big_name, big.rank,
-                    table.rank - 1 + q);
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has rank %u, expected %u", big_name, big.rank, table.rank - 1 + q);
   }
   int64_t shape[CTL_MAX_RANK], s_big[CTL_MAX_RANK], s_table[CTL_MAX_RANK], s_index[CTL_MAX_RANK];
   for (uint32_t d = 0; d < axis + q; ++d) {
@@ -50,15 +49,16 @@ ctl_status* build(const OpContext& ctx, const View& big, const char* big_name, c
     s_table[d] = pre ? table.strides[d] : 0;
     s_index[d] = pre ? 0 : index.strides[d - axis];
   }
-  if (gather) g->outer = make_layout<3>(axis + q, shape, {s_big, s_table, s_index});
-  else g->outer = make_layout<3>(axis + q, shape, {s_big, s_index, s_table});
+  if (gather)
+    g->outer = make_layout<3>(axis + q, shape, {s_big, s_table, s_index});
+  else
+    g->outer = make_layout<3>(axis + q, shape, {s_big, s_index, s_table});
   const uint32_t post_rank = table.rank - 1 - axis;
   for (uint32_t d = 0; d < post_rank; ++d) {
     const int64_t expected = table.shape[axis + 1 + d];
     if (big.shape[axis + q + d] != expected) {
       return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has size %lld on axis %u, expected %lld", big_name,
-                      static_cast<long long>(big.shape[axis + q + d]), axis + q + d,
-                      static_cast<long long>(expected));
+                      static_cast<long long>(big.shape[axis + q + d]), axis + q + d, static_cast<long long>(expected));
     }
   }
   g->post = make_layout<2>(post_rank, table.shape + axis + 1, {big.strides + axis + q, table.strides + axis + 1});
@@ -156,8 +156,10 @@ ctl_status* run_gather(const OpContext& ctx) {
           const bool valid = i >= 0 && i < g.axis_size;
           const R* src = px + off[1] + k * g.outer.inner_stride(1) + (valid ? i * g.axis_stride : 0);
           if (flat) {
-            if (valid) std::memcpy(o, src, static_cast<size_t>(g.post_count) * sizeof(R));
-            else std::memset(o, 0, static_cast<size_t>(g.post_count) * sizeof(R));  // 0 in every dtype
+            if (valid)
+              std::memcpy(o, src, static_cast<size_t>(g.post_count) * sizeof(R));
+            else
+              std::memset(o, 0, static_cast<size_t>(g.post_count) * sizeof(R));  // 0 in every dtype
             continue;
           }
           for_each_segment(g.post, 0, g.post_count, [&](const std::array<int64_t, 2>& p, int64_t m, int64_t) {

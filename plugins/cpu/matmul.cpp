@@ -44,13 +44,17 @@ struct Problem {
   View a, b, out, bias;
 };
 
-template <class C> inline C activate(C v, ctl_activation activation) {
+template <class C>
+inline C activate(C v, ctl_activation activation) {
   switch (activation) {
-    case CTL_ACTIVATION_RELU: return v != v ? v : (v > 0 ? v : C(0));
-    case CTL_ACTIVATION_GELU: return v * C(0.5) * (C(1) + std::erf(v / C(1.4142135623730950488)));
+    case CTL_ACTIVATION_RELU:
+      return v != v ? v : (v > 0 ? v : C(0));
+    case CTL_ACTIVATION_GELU:
+      return v * C(0.5) * (C(1) + std::erf(v / C(1.4142135623730950488)));
     case CTL_ACTIVATION_GELU_TANH:
       return C(0.5) * v * (C(1) + std::tanh(C(0.79788456080286535588) * (v + C(0.044715) * v * v * v)));
-    default: return v;
+    default:
+      return v;
   }
 }
 
@@ -110,8 +114,8 @@ struct Target {
 // Adds alpha * tile into C at (row, col); first/last say whether this is the first or
 // the last depth block.
 template <class Acc>
-void merge_tile(const Problem& p, const Target<Acc>& t, const Acc* tile, int nr, int64_t row, int64_t col,
-                int64_t m, int64_t n, bool first, bool last) {
+void merge_tile(const Problem& p, const Target<Acc>& t, const Acc* tile, int nr, int64_t row, int64_t col, int64_t m,
+                int64_t n, bool first, bool last) {
   const Acc alpha = static_cast<Acc>(p.alpha), beta = static_cast<Acc>(p.beta);
   for (int64_t i = 0; i < m; ++i) {
     Acc* c = t.c + (row + i) * t.ldc + col;
@@ -192,8 +196,8 @@ void gemm(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& a, cons
 
 // out = act(C + beta * out + bias) for outputs not written directly; C may be NULL (K == 0).
 template <class Acc, class T>
-void epilogue(const Problem& p, const Acc* c, T* out, int64_t ors, int64_t ocs, const T* bias, int64_t brs,
-              int64_t bcs, ThreadPool* pool) {
+void epilogue(const Problem& p, const Acc* c, T* out, int64_t ors, int64_t ocs, const T* bias, int64_t brs, int64_t bcs,
+              ThreadPool* pool) {
   parallel_for(pool, p.M, std::max<int64_t>(1, 16384 / std::max<int64_t>(p.N, 1)),
                [&](int64_t begin, int64_t end, unsigned) {
                  for (int64_t i = begin; i < end; ++i) {
@@ -212,8 +216,10 @@ template <class T>
 ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const GemmKernel<Acc>& kernel = [] {
-    if constexpr (std::is_same_v<Acc, double>) return gemm_kernel_f64();
-    else return gemm_kernel_f32();
+    if constexpr (std::is_same_v<Acc, double>)
+      return gemm_kernel_f64();
+    else
+      return gemm_kernel_f32();
   }();
   const int64_t M = p.M, N = p.N, K = p.K;
   const int64_t ors = p.out.strides[p.out.rank - 2], ocs = p.out.strides[p.out.rank - 1];
@@ -252,8 +258,8 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   buffers.a_size = (mc_block + mr) * kc_max;
   buffers.b_size = nc_max * kc_max;
   const int64_t c_size = direct ? 0 : M * N;
-  const int64_t total = slots * buffers.a_size + (per_batch ? slots : 1) * buffers.b_size +
-                        (per_batch ? slots : 1) * c_size;
+  const int64_t total =
+      slots * buffers.a_size + (per_batch ? slots : 1) * buffers.b_size + (per_batch ? slots : 1) * c_size;
   Scratch scratch(ctx);
   CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, static_cast<size_t>(total) * sizeof(Acc)));
   buffers.a = scratch.as<Acc>();
@@ -303,42 +309,44 @@ ctl_status* matmul_int(const OpContext& ctx, const Problem& p) {
   CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, sizeof(uint64_t) * static_cast<size_t>(N) * ctx.threads()));
   uint64_t* const rows = scratch.as<uint64_t>();
   const int64_t work = std::max<int64_t>(1, N * K);
-  parallel_for(ctx.pool, p.batches * p.M, std::max<int64_t>(1, 65536 / work), [&](int64_t begin, int64_t end,
-                                                                                    unsigned part) {
-    uint64_t* const acc = rows + part * N;
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t index = r / p.M, i = r % p.M;
-      int64_t off[4];
-      batch_offsets(p, index, off);
-      const T* a = p.a.as<T>() + off[0] + i * ars;
-      const T* b = p.b.as<T>() + off[1];
-      T* out = p.out.as<T>() + off[2] + i * ors;
-      const T* bias = p.has_bias ? p.bias.as<T>() + off[3] + i * brs : nullptr;
-      for (int64_t j = 0; j < N; ++j) acc[j] = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        const uint64_t av = static_cast<uint64_t>(static_cast<int64_t>(a[k * acs]));
-        const T* brow = b + k * bkrs;
-        if (bkcs == 1) {
-          for (int64_t j = 0; j < N; ++j) acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j]));
-        } else {
-          for (int64_t j = 0; j < N; ++j) acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j * bkcs]));
-        }
-      }
-      for (int64_t j = 0; j < N; ++j) {
-        T* o = out + j * ocs;
-        const T bv = bias ? bias[j * bcs] : T(0);
-        if (exact) {
-          uint64_t v = acc[j] + static_cast<uint64_t>(static_cast<int64_t>(bv));
-          if (p.beta == 1.0) v += static_cast<uint64_t>(static_cast<int64_t>(*o));
-          *o = static_cast<T>(v);
-        } else {
-          double v = p.alpha * static_cast<double>(static_cast<T>(acc[j])) + static_cast<double>(bv);
-          if (p.beta != 0.0) v += p.beta * static_cast<double>(*o);
-          *o = from_double<T>(v);
-        }
-      }
-    }
-  });
+  parallel_for(ctx.pool, p.batches * p.M, std::max<int64_t>(1, 65536 / work),
+               [&](int64_t begin, int64_t end, unsigned part) {
+                 uint64_t* const acc = rows + part * N;
+                 for (int64_t r = begin; r < end; ++r) {
+                   const int64_t index = r / p.M, i = r % p.M;
+                   int64_t off[4];
+                   batch_offsets(p, index, off);
+                   const T* a = p.a.as<T>() + off[0] + i * ars;
+                   const T* b = p.b.as<T>() + off[1];
+                   T* out = p.out.as<T>() + off[2] + i * ors;
+                   const T* bias = p.has_bias ? p.bias.as<T>() + off[3] + i * brs : nullptr;
+                   for (int64_t j = 0; j < N; ++j) acc[j] = 0;
+                   for (int64_t k = 0; k < K; ++k) {
+                     const uint64_t av = static_cast<uint64_t>(static_cast<int64_t>(a[k * acs]));
+                     const T* brow = b + k * bkrs;
+                     if (bkcs == 1) {
+                       for (int64_t j = 0; j < N; ++j)
+                         acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j]));
+                     } else {
+                       for (int64_t j = 0; j < N; ++j)
+                         acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j * bkcs]));
+                     }
+                   }
+                   for (int64_t j = 0; j < N; ++j) {
+                     T* o = out + j * ocs;
+                     const T bv = bias ? bias[j * bcs] : T(0);
+                     if (exact) {
+                       uint64_t v = acc[j] + static_cast<uint64_t>(static_cast<int64_t>(bv));
+                       if (p.beta == 1.0) v += static_cast<uint64_t>(static_cast<int64_t>(*o));
+                       *o = static_cast<T>(v);
+                     } else {
+                       double v = p.alpha * static_cast<double>(static_cast<T>(acc[j])) + static_cast<double>(bv);
+                       if (p.beta != 0.0) v += p.beta * static_cast<double>(*o);
+                       *o = from_double<T>(v);
+                     }
+                   }
+                 }
+               });
   return nullptr;
 }
 
@@ -346,8 +354,8 @@ ctl_status* matmul_int(const OpContext& ctx, const Problem& p) {
 
 // Right-aligns `v`'s batch axes (all but the last two) with out's and fills its strides;
 // a size-1 or missing axis broadcasts with stride 0.
-ctl_status* batch_strides(const OpContext& ctx, const View& v, const char* name, uint32_t matrix_axes,
-                          const Problem& p, int64_t* strides) {
+ctl_status* batch_strides(const OpContext& ctx, const View& v, const char* name, uint32_t matrix_axes, const Problem& p,
+                          int64_t* strides) {
   const uint32_t v_batch = v.rank - matrix_axes;
   if (v_batch > p.batch_rank) {
     return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has %u batch axes but the output has %u", name, v_batch,
@@ -437,8 +445,8 @@ ctl_status* run_matmul(const OpContext& ctx) {
   if (has_bias) {
     // The bias broadcasts to the whole output: check its last two axes like batch axes.
     if (p.bias.rank > p.out.rank) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) has rank %u, more than the output's %u",
-                      p.bias.rank, p.out.rank);
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) has rank %u, more than the output's %u", p.bias.rank,
+                      p.out.rank);
     }
     View bias = p.bias;  // padded to out's rank with broadcast axes
     const uint32_t pad = p.out.rank - p.bias.rank;

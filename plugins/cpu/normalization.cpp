@@ -14,7 +14,9 @@ namespace {
 
 constexpr int64_t kElementsPerPart = 8192;
 
-int64_t row_grain(int64_t n) { return std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(n, 1)); }
+int64_t row_grain(int64_t n) {
+  return std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(n, 1));
+}
 
 // Element (row, i) of a row whose elements are `stride` apart.
 template <class T>
@@ -68,7 +70,8 @@ void softmax_rows(const OpContext& ctx, const View& x, const View& y, uint32_t a
 }
 
 // mean/rstd outputs: f32 for f16/bf16 inputs, else the input's own type.
-template <class T> using stat_t = std::conditional_t<is_half_v<T>, float, T>;
+template <class T>
+using stat_t = std::conditional_t<is_half_v<T>, float, T>;
 
 struct NormViews {
   View x, weight, bias, y, mean, rstd;
@@ -85,8 +88,9 @@ void norm_rows(const OpContext& ctx, const NormViews& v, bool layer) {
   const int64_t sx = x.strides[last], sy = v.y.strides[last];
   const int64_t sw = v.has_weight ? v.weight.strides[0] : 0, sb = v.has_bias ? v.bias.strides[0] : 0;
   static const int64_t zeros[CTL_MAX_RANK] = {};
-  const auto rows = make_layout<4>(last, x.shape, {x.strides, v.y.strides, v.has_mean ? v.mean.strides : zeros,
-                                                   v.has_rstd ? v.rstd.strides : zeros});
+  const auto rows = make_layout<4>(
+      last, x.shape,
+      {x.strides, v.y.strides, v.has_mean ? v.mean.strides : zeros, v.has_rstd ? v.rstd.strides : zeros});
   const T* const px = x.as<T>();
   T* const py = v.y.as<T>();
   const T* const pw = v.has_weight ? v.weight.as<T>() : nullptr;
@@ -176,7 +180,8 @@ ctl_status* run_norm(const OpContext& ctx, bool layer) {
   int64_t rows = 1;
   for (uint32_t i = 0; i + 1 < v.x.rank; ++i) rows *= v.x.shape[i];
   if (rows == 0) return nullptr;
-  const bool known = dispatch_float(v.x.dtype, [&](auto tag) { norm_rows<typename decltype(tag)::type>(ctx, v, layer); });
+  const bool known =
+      dispatch_float(v.x.dtype, [&](auto tag) { norm_rows<typename decltype(tag)::type>(ctx, v, layer); });
   if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(v.x.dtype));
   return nullptr;
 }
@@ -211,7 +216,11 @@ ctl_status* run_softmax(const OpContext& ctx) {
   return nullptr;
 }
 
-ctl_status* run_layer_norm(const OpContext& ctx) { return run_norm(ctx, true); }
-ctl_status* run_rms_norm(const OpContext& ctx) { return run_norm(ctx, false); }
+ctl_status* run_layer_norm(const OpContext& ctx) {
+  return run_norm(ctx, true);
+}
+ctl_status* run_rms_norm(const OpContext& ctx) {
+  return run_norm(ctx, false);
+}
 
 }  // namespace catalyst::cpu

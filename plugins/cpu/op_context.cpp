@@ -40,8 +40,8 @@ ctl_status* OpContext::expect_counts(uint32_t inputs_min, uint32_t inputs_max, u
     if (outputs_min == outputs_max) {
       return fail(CTL_STATUS_INVALID_ARGUMENT, "output_count is %u, expected %u", call->output_count, outputs_min);
     }
-    return fail(CTL_STATUS_INVALID_ARGUMENT, "output_count is %u, expected %u to %u", call->output_count,
-                outputs_min, outputs_max);
+    return fail(CTL_STATUS_INVALID_ARGUMENT, "output_count is %u, expected %u to %u", call->output_count, outputs_min,
+                outputs_max);
   }
   if (call->input_count > 0 && !call->inputs) return fail(CTL_STATUS_INVALID_ARGUMENT, "inputs is NULL");
   if (call->output_count > 0 && !call->outputs) return fail(CTL_STATUS_INVALID_ARGUMENT, "outputs is NULL");
@@ -97,7 +97,8 @@ ctl_status* read_view(const OpContext& ctx, const ctl_tensor_view* const* views,
     const unsigned __int128 end = static_cast<unsigned __int128>(v->byte_offset) + (last + 1) * element_size;
     if (end > v->buffer->size) {
       return ctx.fail(CTL_STATUS_OUT_OF_RANGE, "%s %u (%s): the view reaches byte %llu of a %llu-byte buffer", kind,
-                      index, what, static_cast<unsigned long long>(end), static_cast<unsigned long long>(v->buffer->size));
+                      index, what, static_cast<unsigned long long>(end),
+                      static_cast<unsigned long long>(v->buffer->size));
     }
   }
   out->data = static_cast<char*>(v->buffer->data) + (numel > 0 ? v->byte_offset : 0);

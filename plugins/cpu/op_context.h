@@ -26,7 +26,10 @@ struct View {
     for (uint32_t i = 0; i < rank; ++i) n *= shape[i];
     return n;
   }
-  template <class T> T* as() const { return reinterpret_cast<T*>(data); }
+  template <class T>
+  T* as() const {
+    return reinterpret_cast<T*>(data);
+  }
   bool same_shape(const View& other) const {
     if (rank != other.rank) return false;
     for (uint32_t i = 0; i < rank; ++i) {
@@ -51,14 +54,11 @@ struct OpContext {
   unsigned threads() const { return pool ? pool->size() : 1u; }
 
   // Checks the counts of inputs and outputs against [min, max].
-  ctl_status* expect_counts(uint32_t inputs_min, uint32_t inputs_max, uint32_t outputs_min,
-                            uint32_t outputs_max) const;
+  ctl_status* expect_counts(uint32_t inputs_min, uint32_t inputs_max, uint32_t outputs_min, uint32_t outputs_max) const;
   // Reads input / output `index` into *out. With optional, a NULL (or missing) entry sets
   // *present to false instead of failing.
-  ctl_status* input(uint32_t index, const char* what, View* out, bool optional = false,
-                    bool* present = nullptr) const;
-  ctl_status* output(uint32_t index, const char* what, View* out, bool optional = false,
-                     bool* present = nullptr) const;
+  ctl_status* input(uint32_t index, const char* what, View* out, bool optional = false, bool* present = nullptr) const;
+  ctl_status* output(uint32_t index, const char* what, View* out, bool optional = false, bool* present = nullptr) const;
   // Copies the attribute struct into *out (zeroed first); fails when it is smaller than
   // `min_size`. Returns with *given false (and *out zeroed) when attrs is NULL.
   ctl_status* attrs(void* out, size_t out_size, size_t min_size, const char* struct_name, bool* given) const;
@@ -78,7 +78,10 @@ class Scratch {
   Scratch& operator=(const Scratch&) = delete;
   // Allocates `bytes` (64-byte aligned); OUT_OF_MEMORY status on failure.
   ctl_status* allocate(const OpContext& ctx, size_t bytes);
-  template <class T> T* as() const { return static_cast<T*>(pointer_); }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(pointer_);
+  }
 
  private:
   const ctl_host_api* host_;
@@ -88,13 +91,16 @@ class Scratch {
 // The integer stored in an enum field of a caller's struct. Loading a C enum that holds
 // a value outside its enumerators is undefined in C++, and a malformed call may carry
 // one: read the bits instead, then compare.
-template <class E> inline int64_t raw_enum(const E& field) {
+template <class E>
+inline int64_t raw_enum(const E& field) {
   std::underlying_type_t<E> value;
   std::memcpy(&value, &field, sizeof value);
   return static_cast<int64_t>(value);
 }
 
 // *out = a * b; false when the product overflows int64.
-inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+inline bool checked_mul(int64_t a, int64_t b, int64_t* out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
 
 }  // namespace catalyst::cpu

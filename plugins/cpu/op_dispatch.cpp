@@ -11,7 +11,9 @@
 namespace catalyst::cpu {
 namespace {
 
-constexpr uint32_t bit(ctl_dtype d) { return 1u << static_cast<unsigned>(d); }
+constexpr uint32_t bit(ctl_dtype d) {
+  return 1u << static_cast<unsigned>(d);
+}
 constexpr uint32_t kFloat = bit(CTL_DTYPE_F32) | bit(CTL_DTYPE_F64) | bit(CTL_DTYPE_F16) | bit(CTL_DTYPE_BF16);
 constexpr uint32_t kInt = bit(CTL_DTYPE_I8) | bit(CTL_DTYPE_U8) | bit(CTL_DTYPE_I32) | bit(CTL_DTYPE_I64);
 constexpr uint32_t kNumeric = kFloat | kInt;

@@ -20,7 +20,7 @@ struct ctl_plugin_device {
 struct ctl_plugin_instance {
   const ctl_host_api* host;
   catalyst::cpu::ThreadPool* pool;  // owned; created and destroyed with the instance
-  ctl_plugin_device device;          // one device per instance: this machine's CPUs
+  ctl_plugin_device device;         // one device per instance: this machine's CPUs
 };
 
 struct ctl_plugin_buffer {
@@ -65,16 +65,15 @@ ctl_status* device_properties(ctl_plugin_device* device, ctl_plugin_device_prope
 ctl_status* buffer_allocate(ctl_plugin_device* device, uint64_t size, ctl_plugin_buffer** out_buffer);
 void buffer_free(ctl_plugin_device* device, ctl_plugin_buffer* buffer);
 ctl_status* buffer_host_pointer(ctl_plugin_device* device, ctl_plugin_buffer* buffer, void** out_pointer);
-ctl_status* buffer_wrap_host(ctl_plugin_device* device, void* pointer, uint64_t size,
-                             ctl_plugin_buffer** out_buffer);
-ctl_status* buffer_write(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset,
-                         const void* source, uint64_t size);
-ctl_status* buffer_read(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset,
-                        void* destination, uint64_t size);
+ctl_status* buffer_wrap_host(ctl_plugin_device* device, void* pointer, uint64_t size, ctl_plugin_buffer** out_buffer);
+ctl_status* buffer_write(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, const void* source,
+                         uint64_t size);
+ctl_status* buffer_read(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, void* destination,
+                        uint64_t size);
 ctl_status* buffer_copy(ctl_plugin_stream* stream, ctl_plugin_buffer* source, uint64_t source_offset,
                         ctl_plugin_buffer* destination, uint64_t destination_offset, uint64_t size);
-ctl_status* buffer_fill(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset,
-                        uint64_t size, const void* pattern, uint32_t pattern_size);
+ctl_status* buffer_fill(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, uint64_t size,
+                        const void* pattern, uint32_t pattern_size);
 
 // streams.cpp
 ctl_status* stream_create(ctl_plugin_device* device, ctl_plugin_stream** out_stream);

@@ -66,23 +66,22 @@ ctl_status* null_handle(const char* function, const char* argument) {
   std::lock_guard lock(g_hosts_mutex);
   // The core never passes NULL handles (catalyst_plugin.h); this guards other callers.
   if (g_live_hosts.empty()) return nullptr;
-  return sdk::make_status(g_live_hosts.back(), CTL_STATUS_INVALID_ARGUMENT, "%s%s: %s is NULL", kLogPrefix,
-                          function, argument);
+  return sdk::make_status(g_live_hosts.back(), CTL_STATUS_INVALID_ARGUMENT, "%s%s: %s is NULL", kLogPrefix, function,
+                          argument);
 }
 
 }  // namespace catalyst::cpu
 
-extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_major,
-                                                            uint32_t core_abi_minor,
-                                                            const ctl_host_api* host) {
+extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_major, uint32_t core_abi_minor,
+                                                             const ctl_host_api* host) {
   using namespace catalyst::cpu;
   // Same major is all we need: a newer minor core accepts our smaller 1.0 table, and an
   // older minor cannot exist below 1.0.
   (void)core_abi_minor;
   if (core_abi_major != CTL_ABI_VERSION_MAJOR) {
     if (host_can_log(host)) {
-      catalyst::sdk::log(host, CTL_LOG_WARNING, "%sincompatible ABI major: core %u, plugin %u",
-                         kLogPrefix, core_abi_major, static_cast<unsigned>(CTL_ABI_VERSION_MAJOR));
+      catalyst::sdk::log(host, CTL_LOG_WARNING, "%sincompatible ABI major: core %u, plugin %u", kLogPrefix,
+                         core_abi_major, static_cast<unsigned>(CTL_ABI_VERSION_MAJOR));
     }
     return nullptr;
   }

@@ -17,8 +17,8 @@
 namespace catalyst::cpu {
 namespace {
 
-constexpr int64_t kChunk = 32768;         // reduced elements per partial result
-constexpr int64_t kSplitOutputs = 64;     // fewer outputs than this may split reductions
+constexpr int64_t kChunk = 32768;      // reduced elements per partial result
+constexpr int64_t kSplitOutputs = 64;  // fewer outputs than this may split reductions
 constexpr int64_t kElementsPerPart = 16384;
 
 // Sum (and mean): double for floats, wrapping uint64 for integers.
@@ -222,7 +222,10 @@ ctl_status* reduce_typed(const OpContext& ctx, const Geometry& g, const View& xv
     if (status) return status;
     using SumExp = SumExpReducer<T>;
     return reduce_all<T, SumExp>(
-        ctx, g, x, [&](int64_t o) { return SumExp{m[o], 0.0}; },
+        ctx, g, x,
+        [&](int64_t o) {
+          return SumExp{m[o], 0.0};
+        },
         [&](int64_t o, const SumExp& r, int64_t oo) {
           // m = ±inf (and NaN) is the result itself; an empty reduction is -inf.
           const double result = std::isfinite(m[o]) ? m[o] + std::log(r.acc) : m[o];

@@ -5,7 +5,9 @@ namespace catalyst::cpu {
 namespace {
 
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx"))) void vzeroupper() { __builtin_ia32_vzeroupper(); }
+__attribute__((target("avx"))) void vzeroupper() {
+  __builtin_ia32_vzeroupper();
+}
 const bool kHasAvx = [] {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx");

@@ -9,9 +9,11 @@ namespace catalyst::cpu {
 ctl_status* stream_create(ctl_plugin_device* device, ctl_plugin_stream** out_stream) {
   if (!device) return null_handle("stream_create", "device");
   const ctl_host_api* host = device->instance->host;
-  if (!out_stream) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sstream_create: out_stream is NULL", kLogPrefix);
+  if (!out_stream)
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sstream_create: out_stream is NULL", kLogPrefix);
   ctl_plugin_stream* stream = host_new<ctl_plugin_stream>(host, device);
-  if (!stream) return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sstream_create: out of host memory", kLogPrefix);
+  if (!stream)
+    return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sstream_create: out of host memory", kLogPrefix);
   *out_stream = stream;
   return nullptr;
 }
@@ -27,7 +29,8 @@ ctl_status* stream_synchronize(ctl_plugin_stream* stream) {
 ctl_status* event_create(ctl_plugin_device* device, ctl_plugin_event** out_event) {
   if (!device) return null_handle("event_create", "device");
   const ctl_host_api* host = device->instance->host;
-  if (!out_event) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sevent_create: out_event is NULL", kLogPrefix);
+  if (!out_event)
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sevent_create: out_event is NULL", kLogPrefix);
   ctl_plugin_event* event = host_new<ctl_plugin_event>(host, device, false);
   if (!event) return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sevent_create: out of host memory", kLogPrefix);
   *out_event = event;
@@ -41,8 +44,8 @@ void event_destroy(ctl_plugin_event* event) {
 ctl_status* event_record(ctl_plugin_event* event, ctl_plugin_stream* stream) {
   if (!event) return null_handle("event_record", "event");
   if (!stream) {
-    return sdk::make_status(event->device->instance->host, CTL_STATUS_INVALID_ARGUMENT, "%sevent_record: stream is NULL",
-                            kLogPrefix);
+    return sdk::make_status(event->device->instance->host, CTL_STATUS_INVALID_ARGUMENT,
+                            "%sevent_record: stream is NULL", kLogPrefix);
   }
   event->recorded = true;
   return nullptr;

@@ -62,8 +62,7 @@ void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, F&& f) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t wanted = (n + grain - 1) / grain;
-  const unsigned parts =
-      pool ? static_cast<unsigned>(std::min<int64_t>(wanted, pool->size())) : 1u;
+  const unsigned parts = pool ? static_cast<unsigned>(std::min<int64_t>(wanted, pool->size())) : 1u;
   if (parts <= 1) {
     f(int64_t{0}, n, 0u);
     return;

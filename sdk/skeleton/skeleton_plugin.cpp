@@ -49,11 +49,12 @@ void host_delete(const ctl_host_api* host, T* object) {
   host->free(host->context, object);
 }
 
-const ctl_host_api* host_of(Device* device) { return device->instance->host; }
+const ctl_host_api* host_of(Device* device) {
+  return device->instance->host;
+}
 
 ctl_status* out_of_memory(const ctl_host_api* host, const char* what) {
-  return catalyst::sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%s: out of host memory for %s", kPluginName,
-                                    what);
+  return catalyst::sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%s: out of host memory for %s", kPluginName, what);
 }
 
 ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_instance) {
@@ -91,8 +92,8 @@ ctl_status* device_properties(ctl_plugin_device*, ctl_plugin_device_properties* 
   properties.kind = CTL_DEVICE_KIND_ACCELERATOR;
   properties.compute_units = 1;
   properties.numa_node = -1;
-  properties.dtype_mask = CTL_DTYPE_BIT(CTL_DTYPE_F32) | CTL_DTYPE_BIT(CTL_DTYPE_I32) |
-                          CTL_DTYPE_BIT(CTL_DTYPE_I64) | CTL_DTYPE_BIT(CTL_DTYPE_BOOL);
+  properties.dtype_mask = CTL_DTYPE_BIT(CTL_DTYPE_F32) | CTL_DTYPE_BIT(CTL_DTYPE_I32) | CTL_DTYPE_BIT(CTL_DTYPE_I64) |
+                          CTL_DTYPE_BIT(CTL_DTYPE_BOOL);
   properties.host_visible = false;
   // Write only what the core's struct has room for; keep its struct_size and next.
   const size_t size = out->struct_size < sizeof properties ? out->struct_size : sizeof properties;
@@ -153,7 +154,9 @@ void stream_destroy(ctl_plugin_stream* handle) {
   host_delete(host_of(stream->device), stream);
 }
 
-ctl_status* stream_synchronize(ctl_plugin_stream*) { return nullptr; }
+ctl_status* stream_synchronize(ctl_plugin_stream*) {
+  return nullptr;
+}
 
 ctl_status* op_supports(ctl_plugin_device* handle, const ctl_op_call* call) {
   return catalyst::sdk::make_status(host_of(reinterpret_cast<Device*>(handle)), CTL_STATUS_UNSUPPORTED,

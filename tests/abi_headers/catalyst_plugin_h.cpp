@@ -1,7 +1,6 @@
 /* Checks that abi/catalyst_plugin.h compiles on its own, as the first and only include, as C++20
  * with -pedantic -Wall -Wextra -Werror; including it twice checks its include guard. */
 #include "catalyst_plugin.h"
-#include "catalyst_plugin.h"
 
 /* Use a few of its names so the translation unit is not empty and the types are complete. */
 size_t catalyst_plugin_h_check(void);

@@ -14,8 +14,8 @@ static int failed(ctl_status* status, const char* what) {
 }
 
 int main(void) {
-  static const float a_data[6] = {1, 2, 3, 4, 5, 6};     /* 2x3 */
-  static const float b_data[6] = {7, 8, 9, 10, 11, 12};  /* 3x2 */
+  static const float a_data[6] = {1, 2, 3, 4, 5, 6};    /* 2x3 */
+  static const float b_data[6] = {7, 8, 9, 10, 11, 12}; /* 3x2 */
   static const float expected_product[4] = {58, 64, 139, 154};
   const int64_t a_shape[2] = {2, 3}, b_shape[2] = {3, 2};
   ctl_runtime* runtime = NULL;

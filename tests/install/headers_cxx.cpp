@@ -3,4 +3,6 @@
 #include <catalyst.h>
 #include <catalyst_plugin.h>
 
-int main() { return CTL_ABI_VERSION_MAJOR == 1 ? 0 : 1; }
+int main() {
+  return CTL_ABI_VERSION_MAJOR == 1 ? 0 : 1;
+}

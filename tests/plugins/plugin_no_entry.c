@@ -3,4 +3,6 @@
 #include "catalyst_plugin.h"
 
 int catalyst_test_not_the_entry(int x);
-int catalyst_test_not_the_entry(int x) { return x + 1; }
+int catalyst_test_not_the_entry(int x) {
+  return x + 1;
+}

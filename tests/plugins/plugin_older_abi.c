@@ -27,10 +27,10 @@ typedef struct older_plugin_api {
   ctl_status* (*device_properties)(ctl_plugin_device* device, ctl_plugin_device_properties* out_properties);
   ctl_status* (*buffer_allocate)(ctl_plugin_device* device, uint64_t size, ctl_plugin_buffer** out_buffer);
   void (*buffer_free)(ctl_plugin_device* device, ctl_plugin_buffer* buffer);
-  ctl_status* (*buffer_write)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset,
-                              const void* source, uint64_t size);
-  ctl_status* (*buffer_read)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset,
-                             void* destination, uint64_t size);
+  ctl_status* (*buffer_write)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, const void* source,
+                              uint64_t size);
+  ctl_status* (*buffer_read)(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, void* destination,
+                             uint64_t size);
   ctl_status* (*stream_create)(ctl_plugin_device* device, ctl_plugin_stream** out_stream);
   void (*stream_destroy)(ctl_plugin_stream* stream);
   ctl_status* (*stream_synchronize)(ctl_plugin_stream* stream);
@@ -39,12 +39,11 @@ typedef struct older_plugin_api {
 
 /* C99 has no _Static_assert: a negative array size fails the build instead. */
 typedef char older_table_is_the_minimum[sizeof(older_plugin_api) == CTL_PLUGIN_API_MIN_STRUCT_SIZE ? 1 : -1];
-typedef char older_table_layout_matches[offsetof(older_plugin_api, op_execute) ==
-                                                offsetof(ctl_plugin_api, op_execute) ? 1 : -1];
+typedef char
+    older_table_layout_matches[offsetof(older_plugin_api, op_execute) == offsetof(ctl_plugin_api, op_execute) ? 1 : -1];
 
 /* The device properties this plugin knows: up to and including compute_units. */
-#define OLDER_PROPERTIES_SIZE \
-  (offsetof(ctl_plugin_device_properties, compute_units) + sizeof(uint32_t))
+#define OLDER_PROPERTIES_SIZE (offsetof(ctl_plugin_device_properties, compute_units) + sizeof(uint32_t))
 
 /* ---- objects ----------------------------------------------------------------------------- */
 typedef struct Instance {
@@ -146,8 +145,8 @@ static ctl_status* buffer_write(ctl_plugin_stream* stream, ctl_plugin_buffer* ha
   return NULL;
 }
 
-static ctl_status* buffer_read(ctl_plugin_stream* stream, ctl_plugin_buffer* handle, uint64_t offset,
-                               void* destination, uint64_t size) {
+static ctl_status* buffer_read(ctl_plugin_stream* stream, ctl_plugin_buffer* handle, uint64_t offset, void* destination,
+                               uint64_t size) {
   Buffer* buffer = (Buffer*)handle;
   if (offset > buffer->size || size > buffer->size - offset) {
     return fail(((Stream*)stream)->instance->host, CTL_STATUS_OUT_OF_RANGE, "older: read out of range");
@@ -178,10 +177,17 @@ static ctl_status* stream_synchronize(ctl_plugin_stream* stream) {
 /* ---- ops: a strided walk over the output's shape ---------------------------------------- */
 static size_t dtype_size(ctl_dtype dtype) {
   switch (dtype) {
-    case CTL_DTYPE_F64: case CTL_DTYPE_I64: return 8;
-    case CTL_DTYPE_F32: case CTL_DTYPE_I32: return 4;
-    case CTL_DTYPE_F16: case CTL_DTYPE_BF16: return 2;
-    default: return 1;
+    case CTL_DTYPE_F64:
+    case CTL_DTYPE_I64:
+      return 8;
+    case CTL_DTYPE_F32:
+    case CTL_DTYPE_I32:
+      return 4;
+    case CTL_DTYPE_F16:
+    case CTL_DTYPE_BF16:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -224,11 +230,26 @@ static ctl_status* op_execute(ctl_plugin_stream* stream, const ctl_op_call* call
       do {
         unsigned char* p = element(out, index);
         switch (out->dtype) {
-          case CTL_DTYPE_F32: { float v = (float)value; memcpy(p, &v, 4); break; }
-          case CTL_DTYPE_I32: { int32_t v = (int32_t)value; memcpy(p, &v, 4); break; }
-          case CTL_DTYPE_I64: { int64_t v = (int64_t)value; memcpy(p, &v, 8); break; }
-          case CTL_DTYPE_BOOL: *p = value != 0.0; break;
-          default: return fail(host, CTL_STATUS_UNSUPPORTED, "older: fill of this dtype is unsupported");
+          case CTL_DTYPE_F32: {
+            float v = (float)value;
+            memcpy(p, &v, 4);
+            break;
+          }
+          case CTL_DTYPE_I32: {
+            int32_t v = (int32_t)value;
+            memcpy(p, &v, 4);
+            break;
+          }
+          case CTL_DTYPE_I64: {
+            int64_t v = (int64_t)value;
+            memcpy(p, &v, 8);
+            break;
+          }
+          case CTL_DTYPE_BOOL:
+            *p = value != 0.0;
+            break;
+          default:
+            return fail(host, CTL_STATUS_UNSUPPORTED, "older: fill of this dtype is unsupported");
         }
       } while (next_index(out->rank, out->shape, index));
       return NULL;
@@ -267,14 +288,12 @@ static ctl_status* op_execute(ctl_plugin_stream* stream, const ctl_op_call* call
 static const struct {
   older_plugin_api api;
   const void* poison[16];
-} g_table = {
-    {CTL_PLUGIN_API_MIN_STRUCT_SIZE, 1, 0, "older", "1.0-min", instance_create, instance_destroy,
-     device_count, device_get, device_properties, buffer_allocate, buffer_free, buffer_write,
-     buffer_read, stream_create, stream_destroy, stream_synchronize, op_execute},
-    {POISON(0x0de1), POISON(0x0de2), POISON(0x0de3), POISON(0x0de4),
-     POISON(0x0de5), POISON(0x0de6), POISON(0x0de7), POISON(0x0de8),
-     POISON(0x0de9), POISON(0x0dea), POISON(0x0deb), POISON(0x0dec),
-     POISON(0x0ded), POISON(0x0dee), POISON(0x0def), POISON(0x0df0)}};
+} g_table = {{CTL_PLUGIN_API_MIN_STRUCT_SIZE, 1, 0, "older", "1.0-min", instance_create, instance_destroy, device_count,
+              device_get, device_properties, buffer_allocate, buffer_free, buffer_write, buffer_read, stream_create,
+              stream_destroy, stream_synchronize, op_execute},
+             {POISON(0x0de1), POISON(0x0de2), POISON(0x0de3), POISON(0x0de4), POISON(0x0de5), POISON(0x0de6),
+              POISON(0x0de7), POISON(0x0de8), POISON(0x0de9), POISON(0x0dea), POISON(0x0deb), POISON(0x0dec),
+              POISON(0x0ded), POISON(0x0dee), POISON(0x0def), POISON(0x0df0)}};
 
 CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_major, uint32_t core_abi_minor,
                                                   const ctl_host_api* host) {

@@ -14,9 +14,12 @@ namespace {
 
 const char* kind_name(ctl_device_kind kind) {
   switch (kind) {
-    case CTL_DEVICE_KIND_CPU: return "cpu";
-    case CTL_DEVICE_KIND_GPU: return "gpu";
-    case CTL_DEVICE_KIND_ACCELERATOR: return "accelerator";
+    case CTL_DEVICE_KIND_CPU:
+      return "cpu";
+    case CTL_DEVICE_KIND_GPU:
+      return "gpu";
+    case CTL_DEVICE_KIND_ACCELERATOR:
+      return "accelerator";
   }
   return "unknown";
 }
@@ -152,7 +155,8 @@ int devices_command(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--plugin") == 0 && i + 1 < argc) {
       paths.push_back(argv[++i]);
     } else {
-      std::fprintf(stderr, "catalyst devices: unknown option '%s'\nusage: catalyst devices [--json] [--plugin PATH]...\n",
+      std::fprintf(stderr,
+                   "catalyst devices: unknown option '%s'\nusage: catalyst devices [--json] [--plugin PATH]...\n",
                    argv[i]);
       return 2;
     }

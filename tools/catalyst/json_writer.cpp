@@ -9,11 +9,21 @@ std::string json_escape(const std::string& text) {
   std::string out = "\"";
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20) {
           char buffer[8];
@@ -27,7 +37,9 @@ std::string json_escape(const std::string& text) {
   return out + "\"";
 }
 
-void JsonWriter::indent() { out_.append(2 * first_.size(), ' '); }
+void JsonWriter::indent() {
+  out_.append(2 * first_.size(), ' ');
+}
 
 void JsonWriter::key_prefix(const char* key) {
   if (!first_.empty()) {

@@ -37,7 +37,7 @@ inline uint16_t float_to_half(float f) {
   const uint32_t abs = bits & 0x7fffffffu;
   if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504
-  if (abs < 0x38800000u) {  // result is subnormal or zero: scale so one ulp is 2^-24
+  if (abs < 0x38800000u) {               // result is subnormal or zero: scale so one ulp is 2^-24
     if (abs < 0x33000000u) return sign;  // below half of the smallest subnormal
     const uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
     const uint32_t shift = 126u - (abs >> 23);  // 14..24
@@ -53,7 +53,9 @@ inline uint16_t float_to_half(float f) {
   return static_cast<uint16_t>(sign | result);
 }
 
-inline float bf16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+inline float bf16_to_float(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 
 // float -> bfloat16 bits, round to nearest even, NaN stays NaN (quiet).
 inline uint16_t float_to_bf16(float f) {

@@ -10,8 +10,7 @@
 namespace catalyst::sdk {
 
 // A status with a printf-formatted message; never NULL unless the host table is broken.
-[[gnu::format(printf, 3, 4)]] inline ctl_status* make_status(const ctl_host_api* host,
-                                                             ctl_status_code code,
+[[gnu::format(printf, 3, 4)]] inline ctl_status* make_status(const ctl_host_api* host, ctl_status_code code,
                                                              const char* format, ...) {
   char message[512];
   va_list args;
@@ -22,8 +21,7 @@ namespace catalyst::sdk {
 }
 
 // Logs one printf-formatted line through the host.
-[[gnu::format(printf, 3, 4)]] inline void log(const ctl_host_api* host, ctl_log_level level,
-                                              const char* format, ...) {
+[[gnu::format(printf, 3, 4)]] inline void log(const ctl_host_api* host, ctl_log_level level, const char* format, ...) {
   char message[512];
   va_list args;
   va_start(args, format);
@@ -35,8 +33,8 @@ namespace catalyst::sdk {
 }  // namespace catalyst::sdk
 
 // Returns early from the enclosing function with the status of `expr` when it is an error.
-#define CTL_SDK_RETURN_IF_ERROR(expr)      \
-  do {                                     \
-    ctl_status* ctl_sdk_status_ = (expr);  \
+#define CTL_SDK_RETURN_IF_ERROR(expr)            \
+  do {                                           \
+    ctl_status* ctl_sdk_status_ = (expr);        \
     if (ctl_sdk_status_) return ctl_sdk_status_; \
   } while (0)

@@ -13,15 +13,20 @@ namespace catalyst::sdk {
 inline size_t dtype_size(ctl_dtype dtype) {
   switch (dtype) {
     case CTL_DTYPE_F64:
-    case CTL_DTYPE_I64: return 8;
+    case CTL_DTYPE_I64:
+      return 8;
     case CTL_DTYPE_F32:
-    case CTL_DTYPE_I32: return 4;
+    case CTL_DTYPE_I32:
+      return 4;
     case CTL_DTYPE_F16:
-    case CTL_DTYPE_BF16: return 2;
+    case CTL_DTYPE_BF16:
+      return 2;
     case CTL_DTYPE_I8:
     case CTL_DTYPE_U8:
-    case CTL_DTYPE_BOOL: return 1;
-    default: return 0;
+    case CTL_DTYPE_BOOL:
+      return 1;
+    default:
+      return 0;
   }
 }
 
