@@ -2,7 +2,7 @@
  * must reject it with "incompatible ABI major: plugin 2, core 1" and never call into it. */
 #include <string.h>
 
-#include "stub_entries.h"
+#include "refusing_entries.h"
 
 static ctl_plugin_api g_table;
 
@@ -11,7 +11,7 @@ CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_major, uint3
   (void)core_abi_major;
   (void)core_abi_minor;
   (void)host;
-  g_table = stub_table("test-abi-major2");
+  g_table = refusing_table("test-abi-major2");
   g_table.abi_major = 2;
   g_table.abi_minor = 0;
   return &g_table;

@@ -2,7 +2,7 @@
  * with "required table entry buffer_read is NULL" and never call into it. */
 #include <string.h>
 
-#include "stub_entries.h"
+#include "refusing_entries.h"
 
 static ctl_plugin_api g_table;
 
@@ -11,7 +11,7 @@ CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_major, uint3
   (void)core_abi_major;
   (void)core_abi_minor;
   (void)host;
-  g_table = stub_table("test-null-entry");
+  g_table = refusing_table("test-null-entry");
   g_table.buffer_read = NULL;
   return &g_table;
 }
