@@ -46,34 +46,6 @@ void write_raw(unsigned char* p, T value) {
   std::memcpy(p, &value, sizeof value);
 }
 
-// double -> float rounded to odd: truncate, and set the last bit when inexact. Rounding
-// that result again to f16/bf16 (to nearest even) equals rounding the double directly,
-// which a plain double -> float -> half chain does not (it rounds twice).
-inline float round_to_odd_float(double d) {
-  float f = static_cast<float>(d);
-  if (std::isnan(d) || static_cast<double>(f) == d) return f;
-  if ((std::bit_cast<uint32_t>(f) & 1u) == 0) {
-    // f is the even neighbour; the odd one lies on the other side of d.
-    f = std::nextafter(f, static_cast<double>(f) < d ? std::numeric_limits<float>::infinity()
-                                                     : -std::numeric_limits<float>::infinity());
-  }
-  return f;
-}
-
-// int64 -> float rounded to odd, for the same reason (int64 -> double may already round).
-inline float int_to_float_odd(int64_t v) {
-  uint64_t magnitude = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  uint64_t sticky = 0;
-  int shift = 0;
-  while (magnitude >= (uint64_t{1} << 24)) {  // keep 24 significant bits, remember the rest
-    sticky |= magnitude & 1u;
-    magnitude >>= 1;
-    ++shift;
-  }
-  const float f = std::ldexp(static_cast<float>(magnitude | sticky), shift);
-  return v < 0 ? -f : f;
-}
-
 // Float -> integer: truncate toward zero, saturate at the type's range, NaN -> 0.
 template <typename T>
 T saturate(double v) {
@@ -140,10 +112,10 @@ inline void store_double(unsigned char* p, ctl_dtype d, double v) {
       write_raw(p, v);
       break;
     case CTL_DTYPE_F16:
-      write_raw(p, sdk::float_to_half(round_to_odd_float(v)));
+      write_raw(p, sdk::double_to_half(v));
       break;
     case CTL_DTYPE_BF16:
-      write_raw(p, sdk::float_to_bf16(round_to_odd_float(v)));
+      write_raw(p, sdk::double_to_bf16(v));
       break;
     case CTL_DTYPE_I8:
       write_raw(p, saturate<int8_t>(v));
@@ -177,10 +149,10 @@ inline void store_int(unsigned char* p, ctl_dtype d, int64_t v) {
       write_raw(p, static_cast<double>(v));
       break;
     case CTL_DTYPE_F16:
-      write_raw(p, sdk::float_to_half(int_to_float_odd(v)));
+      write_raw(p, sdk::int64_to_half(v));
       break;
     case CTL_DTYPE_BF16:
-      write_raw(p, sdk::float_to_bf16(int_to_float_odd(v)));
+      write_raw(p, sdk::int64_to_bf16(v));
       break;
     case CTL_DTYPE_I8:
       write_raw(p, static_cast<int8_t>(bits));

@@ -3,7 +3,8 @@
 //
 //  float -> integer truncates toward zero and saturates, NaN -> 0; anything -> bool is
 //  x != 0 (NaN is true); bool -> number is 0 or 1; integer -> narrower integer wraps;
-//  -> f16/bf16 rounds to nearest even (via f32, as every 16-bit float conversion here).
+//  -> f16/bf16 rounds once to nearest even, from the exact double or integer value
+//  (sdk/half.hpp), never through f32 first.
 #pragma once
 
 #include <cmath>
@@ -20,8 +21,12 @@ inline D from_double(double v) {
   if constexpr (is_float_v<D>) {
     if constexpr (std::is_same_v<D, double>)
       return v;
+    else if constexpr (std::is_same_v<D, f16>)
+      return f16{sdk::double_to_half(v)};
+    else if constexpr (std::is_same_v<D, bf16>)
+      return bf16{sdk::double_to_bf16(v)};
     else
-      return store<D>(static_cast<float>(v));
+      return static_cast<float>(v);
   } else if constexpr (is_bool_v<D>) {
     return boolean{static_cast<uint8_t>(v != 0.0 ? 1 : 0)};  // NaN != 0 is true
   } else {
@@ -42,8 +47,10 @@ template <class D>
 inline D from_int64(int64_t v) {
   if constexpr (std::is_same_v<D, float> || std::is_same_v<D, double>)
     return static_cast<D>(v);
-  else if constexpr (is_half_v<D>)
-    return store<D>(static_cast<float>(v));
+  else if constexpr (std::is_same_v<D, f16>)
+    return f16{sdk::int64_to_half(v)};
+  else if constexpr (std::is_same_v<D, bf16>)
+    return bf16{sdk::int64_to_bf16(v)};
   else if constexpr (is_bool_v<D>)
     return boolean{static_cast<uint8_t>(v != 0 ? 1 : 0)};
   else

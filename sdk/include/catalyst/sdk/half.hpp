@@ -3,7 +3,9 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace catalyst::sdk {
 
@@ -63,6 +65,49 @@ inline uint16_t float_to_bf16(float f) {
   if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
   const uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
   return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+
+// double -> float rounded to odd: truncate, and set the last bit when inexact. Rounding
+// that float again to f16/bf16 (to nearest even) equals rounding the double directly
+// (float has more than twice their precision plus two bits), while a plain
+// double -> float -> half chain rounds twice and is off by one ulp on some ties.
+inline float round_to_odd_float(double d) {
+  float f = static_cast<float>(d);
+  if (std::isnan(d) || static_cast<double>(f) == d) return f;
+  if ((std::bit_cast<uint32_t>(f) & 1u) == 0) {
+    // f is the even neighbour; the odd one lies on the other side of d.
+    f = std::nextafter(f, static_cast<double>(f) < d ? std::numeric_limits<float>::infinity()
+                                                     : -std::numeric_limits<float>::infinity());
+  }
+  return f;
+}
+
+// int64 -> float rounded to odd, for the same reason (int64 -> float may already round).
+inline float int64_to_float_odd(int64_t v) {
+  uint64_t magnitude = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  uint64_t sticky = 0;
+  int shift = 0;
+  while (magnitude >= (uint64_t{1} << 24)) {  // keep 24 significant bits, remember the rest
+    sticky |= magnitude & 1u;
+    magnitude >>= 1;
+    ++shift;
+  }
+  const float f = std::ldexp(static_cast<float>(magnitude | sticky), shift);
+  return v < 0 ? -f : f;
+}
+
+// Correctly rounded (once, to nearest even) conversions to the 16-bit formats.
+inline uint16_t double_to_half(double d) {
+  return float_to_half(round_to_odd_float(d));
+}
+inline uint16_t double_to_bf16(double d) {
+  return float_to_bf16(round_to_odd_float(d));
+}
+inline uint16_t int64_to_half(int64_t v) {
+  return float_to_half(int64_to_float_odd(v));
+}
+inline uint16_t int64_to_bf16(int64_t v) {
+  return float_to_bf16(int64_to_float_odd(v));
 }
 
 }  // namespace catalyst::sdk
