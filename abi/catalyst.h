@@ -456,7 +456,7 @@ CTL_EXPORT ctl_status* ctl_op_cast(ctl_tensor* x, ctl_dtype dtype, ctl_tensor** 
 struct DLManagedTensor;
 struct DLManagedTensorVersioned;
 
-/* Exports `tensor` without copying when its device is host-visible, else NOT_SUPPORTED.
+/* Exports `tensor` without copying when its device is host-visible, else UNSUPPORTED.
  * The DLManagedTensor holds a reference to the storage; the consumer calls its deleter
  * exactly once. Strides are kept. */
 CTL_EXPORT ctl_status* ctl_tensor_to_dlpack(ctl_tensor* tensor, struct DLManagedTensor** out_managed);

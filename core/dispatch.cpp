@@ -80,7 +80,7 @@ ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* 
   std::vector<const ctl_tensor_view*> output_pointers(output_count);
   for (size_t i = 0; i < output_count; ++i) {
     if (!outputs[i]) continue;
-    if (ctl_dtype_size(outputs[i]->layout.dtype) && !(device->dtype_mask & CTL_DTYPE_BIT(outputs[i]->layout.dtype))) {
+    if (!(device->dtype_mask & CTL_DTYPE_BIT(outputs[i]->layout.dtype))) {
       return make_status(CTL_STATUS_UNSUPPORTED, "%s: device %s does not support dtype %s (outputs[%zu])",
                          op_name(prepared.op), device->label.c_str(), ctl_dtype_name(outputs[i]->layout.dtype), i);
     }
