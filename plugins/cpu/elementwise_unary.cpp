@@ -83,12 +83,8 @@ bool run_op(const OpContext& ctx, const View& y, const View& x) {
 }  // namespace
 
 ctl_status* run_unary(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 1, 1));
   View x, y;
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "x", &x));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "y", &y));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(y, "output 0 (y)", x.dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(y, "output 0 (y)", x, "input 0 (x)"));
+  CTL_SDK_RETURN_IF_ERROR(ctx.one_to_one(&x, &y));
   if (y.numel() == 0) return nullptr;
   bool done = false;
   switch (ctx.call->op) {

@@ -28,22 +28,15 @@ void copy_elements(const OpContext& ctx, const View& src, const View& dst) {
 }
 
 ctl_status* run_copy(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 1, 1));
   View x, y;
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "x", &x));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "y", &y));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(y, "output 0 (y)", x.dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(y, "output 0 (y)", x, "input 0 (x)"));
+  CTL_SDK_RETURN_IF_ERROR(ctx.one_to_one(&x, &y));
   copy_elements(ctx, x, y);
   return nullptr;
 }
 
 ctl_status* run_cast(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 1, 1));
   View x, y;
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "x", &x));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "y", &y));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(y, "output 0 (y)", x, "input 0 (x)"));
+  CTL_SDK_RETURN_IF_ERROR(ctx.one_to_one(&x, &y, /*same_dtype=*/false));
   // The output's dtype is the target; attrs, when given, must agree with it.
   ctl_cast_attrs attrs;
   bool given = false;

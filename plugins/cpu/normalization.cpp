@@ -189,12 +189,8 @@ ctl_status* run_norm(const OpContext& ctx, bool layer) {
 }  // namespace
 
 ctl_status* run_softmax(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 1, 1));
   View x, y;
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "x", &x));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "y", &y));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(y, "output 0 (y)", x.dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(y, "output 0 (y)", x, "input 0 (x)"));
+  CTL_SDK_RETURN_IF_ERROR(ctx.one_to_one(&x, &y));
   ctl_softmax_attrs attrs;
   bool given = false;
   CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&attrs, sizeof attrs, CTL_AXIS_ATTRS_STRUCT_SIZE, "ctl_softmax_attrs", &given));

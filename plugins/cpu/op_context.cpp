@@ -144,6 +144,14 @@ ctl_status* OpContext::expect_dtype(const View& v, const char* what, ctl_dtype d
               dtype_name(dtype));
 }
 
+ctl_status* OpContext::one_to_one(View* x, View* y, bool same_dtype) const {
+  CTL_SDK_RETURN_IF_ERROR(expect_counts(1, 1, 1, 1));
+  CTL_SDK_RETURN_IF_ERROR(input(0, "x", x));
+  CTL_SDK_RETURN_IF_ERROR(output(0, "y", y));
+  if (same_dtype) CTL_SDK_RETURN_IF_ERROR(expect_dtype(*y, "output 0 (y)", x->dtype));
+  return expect_same_shape(*y, "output 0 (y)", *x, "input 0 (x)");
+}
+
 ctl_status* OpContext::expect_same_shape(const View& a, const char* a_name, const View& b, const char* b_name) const {
   if (a.same_shape(b)) return nullptr;
   char sa[160] = "", sb[160] = "";
