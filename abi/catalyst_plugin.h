@@ -158,13 +158,16 @@ typedef struct ctl_plugin_api {
   ctl_status* (*stream_synchronize)(ctl_plugin_stream* stream);
 
   /* Enqueues `call` on `stream`. It validates what it relies on and returns an error
-   * status (INVALID_ARGUMENT, UNSUPPORTED, ...) rather than crashing on a malformed call. */
+   * status (INVALID_ARGUMENT, UNSUPPORTED, ...) rather than crashing on a malformed call;
+   * a call it cannot run gets UNSUPPORTED and changes nothing. Ordinary dispatch calls it
+   * directly, without asking op_supports first. */
   ctl_status* (*op_execute)(ctl_plugin_stream* stream, const ctl_op_call* call);
 
   /* ---- Optional entries: NULL (or past struct_size) means the core's default. ---- */
 
-  /* NULL when the device can run `call`, else an UNSUPPORTED status saying why.
-   * Default: every call is attempted and op_execute's status is reported. */
+  /* NULL when the device can run `call`, else an UNSUPPORTED status saying why. The core
+   * asks it when it must know ahead of running (coverage reports, placement), not on every
+   * op. Default: every call is assumed supported and op_execute has the last word. */
   ctl_status* (*op_supports)(ctl_plugin_device* device, const ctl_op_call* call);
   /* Device -> device on one device; regions do not overlap. Default: through the host. */
   ctl_status* (*buffer_copy)(ctl_plugin_stream* stream, ctl_plugin_buffer* source, uint64_t source_offset,

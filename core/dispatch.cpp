@@ -95,17 +95,10 @@ ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* 
   call.output_count = static_cast<uint32_t>(output_count);
   call.outputs = output_pointers.data();
   call.attrs = prepared.has_attrs ? static_cast<const void*>(&prepared.attrs) : nullptr;
-  const ctl_plugin_api& api = device->api();
-  if (api.op_supports) {
-    if (ctl_status* status = api.op_supports(device->handle, &call)) {
-      if (ctl_status_get_code(status) == CTL_STATUS_UNSUPPORTED) {
-        return annotate(status, std::string(op_name(prepared.op)) + " on " + device->label);
-      }
-      return status;
-    }
-  }
+  // No op_supports round trip on the way: op_execute checks the call itself and answers
+  // UNSUPPORTED for what it cannot run, so asking first would validate every op twice.
   std::lock_guard lock(device->stream_mutex);
-  ctl_status* status = api.op_execute(device->stream, &call);
+  ctl_status* status = device->api().op_execute(device->stream, &call);
   return status ? annotate(status, std::string(op_name(prepared.op)) + " on " + device->label) : nullptr;
 }
 
