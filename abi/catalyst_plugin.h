@@ -167,7 +167,9 @@ typedef struct ctl_plugin_api {
 
   /* NULL when the device can run `call`, else an UNSUPPORTED status saying why. The core
    * asks it when it must know ahead of running (coverage reports, placement), not on every
-   * op. Default: every call is assumed supported and op_execute has the last word. */
+   * op, and only with validated calls; for a malformed call it may answer NULL (op_execute
+   * has the last word) but must not crash. Default: every call is assumed supported and
+   * op_execute has the last word. */
   ctl_status* (*op_supports)(ctl_plugin_device* device, const ctl_op_call* call);
   /* Device -> device on one device; regions do not overlap. Default: through the host. */
   ctl_status* (*buffer_copy)(ctl_plugin_stream* stream, ctl_plugin_buffer* source, uint64_t source_offset,

@@ -69,36 +69,51 @@ ctl_status* check_outputs(const PreparedOp& prepared, size_t output_count, ctl_t
   return nullptr;
 }
 
-// Builds the plugin call and runs it on the device's default stream.
-ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* const* outputs) {
+// The plugin call for a prepared op and its outputs. The views live in `storage`.
+struct PluginCall {
+  std::vector<const ctl_tensor_view*> input_pointers;
+  std::vector<ctl_tensor_view> output_views;
+  std::vector<const ctl_tensor_view*> output_pointers;
+  ctl_op_call call{};
+};
+
+ctl_status* build_call(const PreparedOp& prepared, size_t output_count, ctl_tensor* const* outputs, PluginCall* out) {
   ctl_device* device = prepared.device;
-  std::vector<const ctl_tensor_view*> input_pointers(prepared.input_views.size());
-  for (size_t i = 0; i < input_pointers.size(); ++i) {
-    input_pointers[i] = prepared.input_present[i] ? &prepared.input_views[i] : nullptr;
+  out->input_pointers.resize(prepared.input_views.size());
+  for (size_t i = 0; i < out->input_pointers.size(); ++i) {
+    out->input_pointers[i] = prepared.input_present[i] ? &prepared.input_views[i] : nullptr;
   }
-  std::vector<ctl_tensor_view> output_views(output_count);
-  std::vector<const ctl_tensor_view*> output_pointers(output_count);
+  out->output_views.assign(output_count, ctl_tensor_view{});
+  out->output_pointers.assign(output_count, nullptr);
   for (size_t i = 0; i < output_count; ++i) {
     if (!outputs[i]) continue;
     if (!(device->dtype_mask & CTL_DTYPE_BIT(outputs[i]->layout.dtype))) {
       return make_status(CTL_STATUS_UNSUPPORTED, "%s: device %s does not support dtype %s (outputs[%zu])",
                          op_name(prepared.op), device->label.c_str(), ctl_dtype_name(outputs[i]->layout.dtype), i);
     }
-    output_views[i] = output_view(prepared, outputs[i]);
-    output_pointers[i] = &output_views[i];
+    out->output_views[i] = output_view(prepared, outputs[i]);
+    out->output_pointers[i] = &out->output_views[i];
   }
-  ctl_op_call call{};
+  ctl_op_call& call = out->call;
   call.struct_size = sizeof call;
   call.op = prepared.op;
-  call.input_count = static_cast<uint32_t>(input_pointers.size());
-  call.inputs = input_pointers.data();
+  call.input_count = static_cast<uint32_t>(out->input_pointers.size());
+  call.inputs = out->input_pointers.data();
   call.output_count = static_cast<uint32_t>(output_count);
-  call.outputs = output_pointers.data();
+  call.outputs = out->output_pointers.data();
   call.attrs = prepared.has_attrs ? static_cast<const void*>(&prepared.attrs) : nullptr;
+  return nullptr;
+}
+
+// Builds the plugin call and runs it on the device's default stream.
+ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* const* outputs) {
+  ctl_device* device = prepared.device;
+  PluginCall plugin_call;
+  CTL_RETURN_IF_ERROR(build_call(prepared, output_count, outputs, &plugin_call));
   // No op_supports round trip on the way: op_execute checks the call itself and answers
   // UNSUPPORTED for what it cannot run, so asking first would validate every op twice.
   std::lock_guard lock(device->stream_mutex);
-  ctl_status* status = device->api().op_execute(device->stream, &call);
+  ctl_status* status = device->api().op_execute(device->stream, &plugin_call.call);
   return status ? annotate(status, std::string(op_name(prepared.op)) + " on " + device->label) : nullptr;
 }
 
@@ -134,6 +149,21 @@ ctl_status* run_op_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inp
   CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, outputs, false, &prepared));
   CTL_RETURN_IF_ERROR(check_outputs(prepared, output_count, outputs));
   return submit(prepared, output_count, outputs);
+}
+
+ctl_status* query_op_support(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                             size_t output_count, ctl_tensor* const* outputs, bool* out_asked) {
+  if (out_asked) *out_asked = false;
+  PreparedOp prepared;
+  CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, outputs, false, &prepared));
+  CTL_RETURN_IF_ERROR(check_outputs(prepared, output_count, outputs));
+  PluginCall plugin_call;
+  CTL_RETURN_IF_ERROR(build_call(prepared, output_count, outputs, &plugin_call));
+  ctl_device* device = prepared.device;
+  if (!device->api().op_supports) return nullptr;
+  if (out_asked) *out_asked = true;
+  ctl_status* status = device->api().op_supports(device->handle, &plugin_call.call);
+  return status ? annotate(status, std::string(op_name(op)) + " on " + device->label) : nullptr;
 }
 
 }  // namespace catalyst

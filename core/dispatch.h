@@ -11,4 +11,11 @@ ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
 ctl_status* run_op_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
                         size_t output_count, ctl_tensor* const* outputs);
 
+// Validates and normalises a call exactly as run_op_into does, then asks the device's
+// op_supports without running anything: NULL when the device claims the call (or has no
+// op_supports, in which case *out_asked is false), else the validation error or the
+// plugin's UNSUPPORTED status. The conformance suite judges plugins on these claims.
+ctl_status* query_op_support(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                             size_t output_count, ctl_tensor* const* outputs, bool* out_asked);
+
 }  // namespace catalyst

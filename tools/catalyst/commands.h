@@ -7,3 +7,11 @@ namespace catalyst::cli {
 int devices_command(int argc, char** argv);
 
 }  // namespace catalyst::cli
+
+namespace catalyst::cli {
+
+// `catalyst conformance ...`: runs the conformance suite (the catalyst-conformance program
+// installed beside this one) with the same arguments.
+int conformance_command(int argc, char** argv);
+
+}  // namespace catalyst::cli

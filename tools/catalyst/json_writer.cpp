@@ -1,6 +1,7 @@
 // json_writer.cpp — see json_writer.h.
 #include "json_writer.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace catalyst::cli {
@@ -97,6 +98,17 @@ void JsonWriter::value(const char* key, int64_t number) {
 void JsonWriter::value(const char* key, uint64_t number) {
   key_prefix(key);
   out_ += std::to_string(number);
+}
+
+void JsonWriter::value(const char* key, double number) {
+  key_prefix(key);
+  if (!std::isfinite(number)) {
+    out_ += "null";  // JSON has no NaN or infinity
+    return;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.17g", number);
+  out_ += buffer;
 }
 
 void JsonWriter::value(const char* key, bool flag) {

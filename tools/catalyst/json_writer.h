@@ -20,6 +20,7 @@ class JsonWriter {
   void value(const char* key, uint64_t number);
   void value(const char* key, uint32_t number) { value(key, static_cast<uint64_t>(number)); }
   void value(const char* key, int32_t number) { value(key, static_cast<int64_t>(number)); }
+  void value(const char* key, double number);  // shortest exact form; NaN and inf become null
   void value(const char* key, bool flag);
   const std::string& text() const { return out_; }
 

@@ -14,6 +14,8 @@ void print_usage(FILE* out) {
                "\n"
                "commands:\n"
                "  devices [--json] [--plugin PATH]...   list plugins (accepted or rejected, and why) and devices\n"
+               "  conformance --plugin PATH|NAME [...]  run the conformance suite against a plugin\n"
+               "                                        (catalyst conformance --help for its options)\n"
                "  version                               print the ABI version of the loaded library\n"
                "  help                                  show this text\n"
                "\n"
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   if (command == "devices") return catalyst::cli::devices_command(argc - 2, argv + 2);
+  if (command == "conformance") return catalyst::cli::conformance_command(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
     uint32_t major = 0, minor = 0;
     ctl_abi_version(&major, &minor);

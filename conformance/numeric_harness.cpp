@@ -1,0 +1,464 @@
+// numeric_harness.cpp — see numeric_harness.h.
+#include "numeric_harness.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <sstream>
+
+#include "dispatch.h"
+#include "op_schema.h"
+#include "tensor.h"
+
+namespace catalyst::conformance {
+namespace {
+
+constexpr unsigned char kGuardByte = 0xA5;
+
+std::string shape_text(const int64_t* shape, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+ctl_tensor_info info_of(const ctl_tensor* t) {
+  ctl_tensor_info info{};
+  info.struct_size = CTL_TENSOR_INFO_STRUCT_SIZE;
+  check_ok(ctl_tensor_get_info(t, &info), "ctl_tensor_get_info");
+  return info;
+}
+
+int64_t numel_of(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+// Element offsets (from the storage start) of every element of a view, in row-major order.
+std::vector<int64_t> element_offsets(const ctl_tensor_info& info) {
+  std::vector<int64_t> offsets(static_cast<size_t>(info.numel));
+  if (info.numel == 0) return offsets;
+  std::vector<int64_t> index(info.rank, 0);
+  for (int64_t i = 0; i < info.numel; ++i) {
+    int64_t at = info.offset;
+    for (size_t k = 0; k < info.rank; ++k) at += index[k] * info.strides[k];
+    offsets[static_cast<size_t>(i)] = at;
+    for (size_t k = info.rank; k-- > 0;) {
+      if (++index[k] < info.shape[k]) break;
+      index[k] = 0;
+    }
+  }
+  return offsets;
+}
+
+std::string index_text(size_t element, const ctl_tensor_info& info) {
+  std::vector<int64_t> index(info.rank);
+  size_t rest = element;
+  for (size_t k = info.rank; k-- > 0;) {
+    const int64_t dim = info.shape[k];
+    index[k] = dim ? static_cast<int64_t>(rest % static_cast<size_t>(dim)) : 0;
+    rest = dim ? rest / static_cast<size_t>(dim) : 0;
+  }
+  return shape_text(index.data(), index.size());
+}
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::kContiguous:
+      return "contiguous";
+    case Layout::kPermuted:
+      return "permuted";
+    case Layout::kSliced:
+      return "sliced with a step";
+    case Layout::kExpanded:
+      return "expanded (stride 0)";
+    case Layout::kRandom:
+      return "random view";
+  }
+  return "?";
+}
+
+const char* output_layout_name(OutputLayout l) {
+  switch (l) {
+    case OutputLayout::kContiguous:
+      return "contiguous output";
+    case OutputLayout::kTransposed:
+      return "transposed output";
+    case OutputLayout::kGapped:
+      return "output with gaps (stride 2)";
+  }
+  return "?";
+}
+
+// A guarded output: `view` inside `backing`, the backing's other bytes a known pattern.
+struct GuardedOutput {
+  TensorPtr backing;
+  TensorPtr view;
+  ctl_tensor_info info{};
+  std::vector<int64_t> offsets;  // element offsets of the view inside the backing
+};
+
+// Builds the view of `shape` inside `backing` for the layout (metadata only).
+TensorPtr make_output_view(ctl_tensor* backing, const std::vector<int64_t>& shape, OutputLayout layout, int64_t guard,
+                           int64_t n) {
+  const size_t rank = shape.size();
+  if (layout == OutputLayout::kTransposed && rank < 2) layout = OutputLayout::kGapped;
+  ctl_tensor* slice = nullptr;
+  const int64_t step = layout == OutputLayout::kGapped ? 2 : 1;
+  check_ok(ctl_tensor_slice(backing, 0, guard, guard + step * n, step, &slice), "slicing an output's backing");
+  TensorPtr sliced(slice);
+  ctl_tensor* shaped = nullptr;
+  if (layout == OutputLayout::kTransposed) {
+    std::vector<int64_t> reversed(shape.rbegin(), shape.rend());
+    check_ok(ctl_tensor_reshape(slice, rank, reversed.data(), &shaped), "reshaping an output view");
+    TensorPtr r(shaped);
+    std::vector<int64_t> perm(rank);
+    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+    ctl_tensor* permuted = nullptr;
+    check_ok(ctl_tensor_permute(shaped, rank, perm.data(), &permuted), "permuting an output view");
+    return TensorPtr(permuted);
+  }
+  check_ok(ctl_tensor_reshape(slice, rank, shape.data(), &shaped), "reshaping an output view");
+  return TensorPtr(shaped);
+}
+
+// Guarded output of `shape` on `device`; `initial` (row-major elements, may be empty)
+// become the view's starting contents.
+GuardedOutput make_guarded_output(ctl_device* device, ctl_device* probe_device, ctl_dtype dtype,
+                                  const std::vector<int64_t>& shape, OutputLayout layout,
+                                  const std::vector<unsigned char>& initial) {
+  const size_t size = ctl_dtype_size(dtype);
+  const int64_t guard = std::max<int64_t>(16, static_cast<int64_t>(64 / size));
+  const int64_t n = numel_of(shape);
+  const int64_t span =
+      (layout == OutputLayout::kContiguous || (layout == OutputLayout::kTransposed && shape.size() >= 2)) ? n : 2 * n;
+  const int64_t total = guard + span + guard;
+  // The geometry, from a probe view on uninitialised memory (no data moves).
+  ctl_tensor* probe = nullptr;
+  check_ok(ctl_tensor_create(probe_device, dtype, 1, &total, &probe), "allocating a probe output");
+  TensorPtr probe_owner(probe);
+  GuardedOutput out;
+  {
+    TensorPtr probe_view = make_output_view(probe, shape, layout, guard, n);
+    out.info = info_of(probe_view.get());
+  }
+  out.offsets = element_offsets(out.info);
+  std::vector<unsigned char> bytes(static_cast<size_t>(total) * size, kGuardByte);
+  if (!initial.empty()) {
+    for (size_t i = 0; i < out.offsets.size(); ++i) {
+      std::memcpy(bytes.data() + static_cast<size_t>(out.offsets[i]) * size, initial.data() + i * size, size);
+    }
+  }
+  ctl_tensor* backing = nullptr;
+  check_ok(ctl_tensor_from_host(device, dtype, 1, &total, bytes.data(), bytes.size(), &backing),
+           std::string("creating a guarded output on ") + (device == probe_device ? "the reference" : "the device"));
+  out.backing.reset(backing);
+  out.view = make_output_view(backing, shape, layout, guard, n);
+  const ctl_tensor_info actual = info_of(out.view.get());
+  if (actual.offset != out.info.offset || !std::equal(actual.strides, actual.strides + actual.rank, out.info.strides)) {
+    throw CaseFailure("internal: an output view has different strides on the two devices");
+  }
+  return out;
+}
+
+// The backing's bytes, the view's elements extracted in row-major order, and the first
+// byte outside the elements that is no longer the guard pattern (described in words).
+struct ReadBack {
+  std::vector<unsigned char> elements;
+  std::string guard_violation;
+};
+
+ReadBack read_back(const GuardedOutput& out, const char* who) {
+  const ctl_dtype dtype = out.info.dtype;
+  const size_t size = ctl_dtype_size(dtype);
+  const int64_t total = ctl_tensor_numel(out.backing.get());
+  std::vector<unsigned char> bytes(static_cast<size_t>(total) * size);
+  check_ok(ctl_tensor_to_host(out.backing.get(), bytes.data(), bytes.size()),
+           std::string("reading an output back from ") + who);
+  ReadBack r;
+  r.elements.resize(out.offsets.size() * size);
+  std::vector<unsigned char> covered(static_cast<size_t>(total), 0);
+  for (size_t i = 0; i < out.offsets.size(); ++i) {
+    const size_t at = static_cast<size_t>(out.offsets[i]);
+    covered[at] = 1;
+    std::memcpy(r.elements.data() + i * size, bytes.data() + at * size, size);
+  }
+  const int64_t first =
+      out.offsets.empty() ? out.info.offset : *std::min_element(out.offsets.begin(), out.offsets.end());
+  const int64_t last =
+      out.offsets.empty() ? out.info.offset - 1 : *std::max_element(out.offsets.begin(), out.offsets.end());
+  size_t changed = 0;
+  int64_t first_changed = -1;
+  for (int64_t e = 0; e < total; ++e) {
+    if (covered[static_cast<size_t>(e)]) continue;
+    const unsigned char* p = bytes.data() + static_cast<size_t>(e) * size;
+    bool intact = true;
+    for (size_t b = 0; b < size; ++b) intact = intact && p[b] == kGuardByte;
+    if (intact) continue;
+    ++changed;
+    if (first_changed < 0) first_changed = e;
+  }
+  if (changed) {
+    std::ostringstream o;
+    o << changed << " element slot(s) outside the output were written; the first ";
+    if (first_changed < first) {
+      o << "is " << (first - first_changed) << " element(s) before the output's first element";
+    } else if (first_changed > last) {
+      o << "is " << (first_changed - last) << " element(s) past the output's last element";
+    } else {
+      o << "lies between the output's elements (a gap of the strided output)";
+    }
+    o << " (the guard pattern 0x" << std::hex << static_cast<int>(kGuardByte) << " was overwritten)";
+    r.guard_violation = o.str();
+  }
+  return r;
+}
+
+}  // namespace
+
+void check_ok(ctl_status* status, const std::string& what) {
+  if (!status) return;
+  std::string message =
+      what + " failed: " + ctl_status_code_name(ctl_status_get_code(status)) + ": " + ctl_status_get_message(status);
+  ctl_status_free(status);
+  throw CaseFailure(message);
+}
+
+std::string describe_tensor(const ctl_tensor* t) {
+  const ctl_tensor_info info = info_of(t);
+  std::ostringstream o;
+  o << ctl_dtype_name(info.dtype) << " shape " << shape_text(info.shape, info.rank) << " strides "
+    << shape_text(info.strides, info.rank) << " offset " << info.offset;
+  return o.str();
+}
+
+void Harness::require_dtype(ctl_dtype dtype, const char* what) {
+  if (!(ctx_.dtype_mask & CTL_DTYPE_BIT(dtype))) {
+    throw CaseUnsupported(std::string("the device does not claim dtype ") + ctl_dtype_name(dtype) + " (" + what + ")");
+  }
+}
+
+Operand Harness::input(ctl_dtype d, const std::vector<int64_t>& shape, Layout layout, Values kind) {
+  require_dtype(d, "an input");
+  const size_t rank = shape.size();
+  std::mt19937_64& rng = ctx_.rng;
+  if (layout == Layout::kRandom) {
+    const Layout choices[] = {Layout::kContiguous, Layout::kPermuted, Layout::kSliced, Layout::kExpanded};
+    layout = choices[rng() % 4];
+  }
+  // The base tensor the view is cut from.
+  std::vector<int64_t> base = shape;
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  size_t slice_axis = 0;
+  int64_t slice_start = 0, slice_step = 1;
+  int expand_axis = -1;
+  if (layout == Layout::kPermuted && rank >= 2) {
+    // A random permutation other than the identity: base axis perm[i] becomes view axis i.
+    do std::shuffle(perm.begin(), perm.end(), rng);
+    while (std::is_sorted(perm.begin(), perm.end()));
+    for (size_t i = 0; i < rank; ++i) base[perm[i]] = shape[i];
+  } else if (layout == Layout::kSliced && rank >= 1) {
+    slice_axis = rng() % rank;
+    slice_step = 2 + static_cast<int64_t>(rng() % 2);
+    slice_start = static_cast<int64_t>(rng() % 2);
+    base[slice_axis] = slice_start + slice_step * shape[slice_axis] + static_cast<int64_t>(rng() % 2);
+  } else if (layout == Layout::kExpanded) {
+    for (size_t i = 0; i < rank; ++i) {
+      if (shape[i] > 1) {
+        expand_axis = static_cast<int>(i);
+        base[i] = 1;
+        break;
+      }
+    }
+  }
+  auto bytes = random_values(d, numel_of(base), kind, rng);
+  Operand op;
+  for (int side = 0; side < 2; ++side) {
+    ctl_device* device = side == 0 ? ctx_.device : ctx_.reference;
+    ctl_tensor* t = nullptr;
+    check_ok(ctl_tensor_from_host(device, d, rank, base.data(), bytes.data(), bytes.size(), &t),
+             std::string("creating an input on ") + (side ? "the reference" : "the device"));
+    TensorPtr owner(t);
+    ctl_tensor* view = nullptr;
+    if (layout == Layout::kPermuted && rank >= 2) {
+      // view axis i is base axis perm[i]
+      std::vector<int64_t> p(perm.begin(), perm.end());
+      check_ok(ctl_tensor_permute(t, rank, p.data(), &view), "permuting an input");
+    } else if (layout == Layout::kSliced && rank >= 1) {
+      check_ok(ctl_tensor_slice(t, static_cast<int64_t>(slice_axis), slice_start,
+                                slice_start + slice_step * shape[slice_axis], slice_step, &view),
+               "slicing an input");
+    } else if (expand_axis >= 0) {
+      check_ok(ctl_tensor_expand(t, rank, shape.data(), &view), "expanding an input");
+    }
+    TensorPtr result(view ? view : owner.release());
+    (side == 0 ? op.device : op.reference) = std::move(result);
+  }
+  std::string name = layout_name(layout);
+  if ((layout == Layout::kPermuted && rank < 2) || (layout == Layout::kSliced && rank < 1) ||
+      (layout == Layout::kExpanded && expand_axis < 0)) {
+    name = "contiguous";
+  }
+  op.layout = name;
+  return op;
+}
+
+Operand Harness::input_from(ctl_dtype d, const std::vector<int64_t>& shape, const std::vector<double>& values) {
+  require_dtype(d, "an input");
+  std::vector<unsigned char> bytes(values.size() * ctl_dtype_size(d));
+  for (size_t i = 0; i < values.size(); ++i) store(bytes.data() + i * ctl_dtype_size(d), d, values[i]);
+  Operand op;
+  for (int side = 0; side < 2; ++side) {
+    ctl_tensor* t = nullptr;
+    check_ok(ctl_tensor_from_host(side ? ctx_.reference : ctx_.device, d, shape.size(), shape.data(), bytes.data(),
+                                  bytes.size(), &t),
+             "creating an input");
+    (side == 0 ? op.device : op.reference).reset(t);
+  }
+  op.layout = "contiguous, chosen values";
+  return op;
+}
+
+TensorPtr Harness::reference_abs(const Operand& operand) {
+  ctl_tensor* t = nullptr;
+  check_ok(ctl_op_unary(CTL_OP_ABS, operand.reference.get(), &t), "internal: |x| on the reference");
+  return TensorPtr(t);
+}
+
+std::vector<double> Harness::reference_values(ctl_op_id op, const std::vector<ctl_tensor*>& inputs, const void* attrs) {
+  ctl_tensor* out = nullptr;
+  check_ok(ctl_op_run(op, inputs.size(), inputs.data(), attrs, 1, &out),
+           "internal: a tolerance scale on the reference");
+  TensorPtr owner(out);
+  const ctl_dtype d = ctl_tensor_dtype(out);
+  std::vector<unsigned char> bytes(static_cast<size_t>(ctl_tensor_numel(out)) * ctl_dtype_size(d));
+  check_ok(ctl_tensor_to_host(out, bytes.data(), bytes.size()), "internal: reading a tolerance scale");
+  std::vector<double> v(bytes.size() / ctl_dtype_size(d));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = load(bytes.data() + i * ctl_dtype_size(d), d);
+  return v;
+}
+
+void Harness::run(ctl_op_id op, const std::vector<const Operand*>& inputs, const void* attrs, size_t output_count,
+                  const std::vector<Tolerance>& tols, OutputLayout out_layout, const Operand* initial) {
+  // What the op produces, from the core's own validation of the reference-side call (or,
+  // for an op that updates its output, the shape of the starting contents).
+  std::vector<ctl_tensor*> ref_in;
+  for (const Operand* in : inputs) ref_in.push_back(in ? in->reference.get() : nullptr);
+  if (initial) {
+    const ctl_tensor* t = initial->reference.get();
+    std::vector<int64_t> shape(ctl_tensor_rank(t));
+    for (size_t i = 0; i < shape.size(); ++i) shape[i] = ctl_tensor_dim(t, static_cast<int64_t>(i));
+    run_outputs(op, inputs, attrs, {true}, {ctl_tensor_dtype(t)}, {shape}, tols, out_layout, initial);
+    return;
+  }
+  PreparedOp prepared;
+  check_ok(prepare_op(op, ref_in.size(), ref_in.data(), attrs, output_count, nullptr, true, &prepared),
+           std::string("internal: the suite built an invalid ") + ctl_op_name(op) + " call");
+  std::vector<bool> present;
+  std::vector<ctl_dtype> dtypes;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t k = 0; k < output_count; ++k) {
+    const OutputSpec& spec = prepared.outputs[k];
+    present.push_back(spec.present);
+    dtypes.push_back(spec.dtype);
+    shapes.emplace_back(spec.shape.begin(), spec.shape.begin() + spec.rank);
+  }
+  run_outputs(op, inputs, attrs, present, dtypes, shapes, tols, out_layout, initial);
+}
+
+void Harness::run_creation(ctl_op_id op, ctl_dtype dtype, const std::vector<int64_t>& shape, const void* attrs,
+                           const Tolerance& tol, OutputLayout out_layout) {
+  run_outputs(op, {}, attrs, {true}, {dtype}, {shape}, {tol}, out_layout, nullptr);
+}
+
+void Harness::run_outputs(ctl_op_id op, const std::vector<const Operand*>& inputs, const void* attrs,
+                          const std::vector<bool>& present, const std::vector<ctl_dtype>& dtypes,
+                          const std::vector<std::vector<int64_t>>& shapes, const std::vector<Tolerance>& tols,
+                          OutputLayout out_layout, const Operand* initial) {
+  const char* name = ctl_op_name(op);
+  for (ctl_dtype d : dtypes) require_dtype(d, "an output");
+  std::vector<unsigned char> initial_bytes;
+  if (initial) {
+    initial_bytes.resize(static_cast<size_t>(ctl_tensor_numel(initial->reference.get())) *
+                         ctl_dtype_size(ctl_tensor_dtype(initial->reference.get())));
+    check_ok(ctl_tensor_to_host(initial->reference.get(), initial_bytes.data(), initial_bytes.size()),
+             "internal: reading initial output values");
+  }
+  std::vector<GuardedOutput> dev_out, ref_out;
+  std::vector<ctl_tensor*> dev_views, ref_views;
+  for (size_t k = 0; k < dtypes.size(); ++k) {
+    if (!present[k]) {
+      dev_out.emplace_back();
+      ref_out.emplace_back();
+      dev_views.push_back(nullptr);
+      ref_views.push_back(nullptr);
+      continue;
+    }
+    const auto& init = k == 0 ? initial_bytes : std::vector<unsigned char>{};
+    ref_out.push_back(make_guarded_output(ctx_.reference, ctx_.reference, dtypes[k], shapes[k], out_layout, init));
+    dev_out.push_back(make_guarded_output(ctx_.device, ctx_.reference, dtypes[k], shapes[k], out_layout, init));
+    ref_views.push_back(ref_out.back().view.get());
+    dev_views.push_back(dev_out.back().view.get());
+  }
+  std::vector<ctl_tensor*> ref_in, dev_in;
+  for (const Operand* in : inputs) {
+    ref_in.push_back(in ? in->reference.get() : nullptr);
+    dev_in.push_back(in ? in->device.get() : nullptr);
+  }
+  // The oracle.
+  check_ok(ctl_op_run_into(op, ref_in.size(), ref_in.data(), attrs, ref_views.size(), ref_views.data()),
+           std::string("internal: the reference ") + name);
+  // The device's claim, then its answer.
+  bool asked = false;
+  if (ctl_status* s =
+          query_op_support(op, dev_in.size(), dev_in.data(), attrs, dev_views.size(), dev_views.data(), &asked)) {
+    const ctl_status_code code = ctl_status_get_code(s);
+    std::string message = ctl_status_get_message(s);
+    ctl_status_free(s);
+    if (code == CTL_STATUS_UNSUPPORTED) throw CaseUnsupported("op_supports: " + message);
+    throw CaseFailure(std::string("op_supports failed with ") + ctl_status_code_name(code) + ": " + message);
+  }
+  if (ctl_status* s = ctl_op_run_into(op, dev_in.size(), dev_in.data(), attrs, dev_views.size(), dev_views.data())) {
+    const ctl_status_code code = ctl_status_get_code(s);
+    std::string message = ctl_status_get_message(s);
+    ctl_status_free(s);
+    if (code == CTL_STATUS_UNSUPPORTED && !asked) throw CaseUnsupported("op_execute: " + message);
+    if (code == CTL_STATUS_UNSUPPORTED) {
+      throw CaseFailure("op_supports claimed this call but op_execute answered UNSUPPORTED: " + message);
+    }
+    throw CaseFailure(std::string("op_execute failed with ") + ctl_status_code_name(code) + ": " + message);
+  }
+  for (size_t k = 0; k < dtypes.size(); ++k) {
+    if (!present[k]) continue;
+    const ReadBack expected = read_back(ref_out[k], "the reference");
+    if (!expected.guard_violation.empty()) {
+      throw CaseFailure("internal: the reference kernel of " + std::string(name) + " wrote outside its output");
+    }
+    const ReadBack got = read_back(dev_out[k], "the device");
+    std::ostringstream where;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      where << "\n  input " << i << ": "
+            << (inputs[i] ? describe_tensor(inputs[i]->device.get()) + " (" + inputs[i]->layout + ")"
+                          : std::string("absent"));
+    }
+    where << "\n  output " << k << ": " << describe_tensor(dev_out[k].view.get()) << " ("
+          << output_layout_name(out_layout) << ")";
+    if (!got.guard_violation.empty()) {
+      throw CaseFailure(std::string(name) + " " + ctl_dtype_name(dtypes[k]) + ": output " + std::to_string(k) + ": " +
+                        got.guard_violation + where.str());
+    }
+    const Tolerance& tol = tols.empty() ? Tolerance{} : tols[std::min(k, tols.size() - 1)];
+    const Comparison c = compare_elements(got.elements, expected.elements, dtypes[k], tol);
+    if (c.bad == 0) continue;
+    std::ostringstream o;
+    o.precision(17);
+    o << name << " " << ctl_dtype_name(dtypes[k]) << ": output " << k << ": " << c.bad << " of " << c.total
+      << " elements differ from the reference" << where.str() << "\n  worst element "
+      << index_text(c.worst.element, dev_out[k].info) << ": expected " << c.worst.expected << ", got " << c.worst.got
+      << " (" << c.worst.why << ")";
+    throw CaseFailure(o.str());
+  }
+}
+
+}  // namespace catalyst::conformance

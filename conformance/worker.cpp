@@ -1,0 +1,195 @@
+// worker.cpp — see worker.h.
+//
+// A worker builds a runtime holding only the plugin under test (discovery off) and the
+// core's reference device, runs its group's cases in catalog order, and after the last
+// one destroys the plugin's instance and counts the host allocations still live: every
+// allocation a plugin makes through the host table must be freed by then.
+#include "worker.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "case.h"
+#include "protocol.h"
+#include "runtime.h"
+
+namespace catalyst::conformance {
+namespace {
+
+class Channel {
+ public:
+  explicit Channel(int fd) : fd_(fd) {}
+  void send(const std::vector<std::string>& fields) {
+    std::string line;
+    for (size_t i = 0; i < fields.size(); ++i) line += (i ? "\t" : "") + escape_field(fields[i]);
+    line += '\n';
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+      const ssize_t n = write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // the supervisor is gone; nothing left to tell
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// Runtime log lines go to stderr, which the supervisor keeps per group and quotes when a
+// group crashes.
+void log_to_stderr(void*, ctl_log_level level, const char* message) {
+  std::fprintf(stderr, "[%s] %s\n", level >= CTL_LOG_ERROR ? "error" : "log", message);
+}
+
+const char* kind_name(ctl_device_kind kind) {
+  switch (kind) {
+    case CTL_DEVICE_KIND_CPU:
+      return "cpu";
+    case CTL_DEVICE_KIND_GPU:
+      return "gpu";
+    case CTL_DEVICE_KIND_ACCELERATOR:
+      return "accelerator";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+int run_worker(const Options& o) {
+  Channel channel(o.result_fd >= 0 ? o.result_fd : STDOUT_FILENO);
+  const char* paths[] = {o.plugin_path.c_str()};
+  ctl_runtime_options options{};
+  options.struct_size = CTL_RUNTIME_OPTIONS_STRUCT_SIZE;
+  options.plugin_paths = paths;
+  options.plugin_path_count = 1;
+  options.disable_discovery = true;
+  options.enable_reference_device = true;
+  options.log_fn = log_to_stderr;
+  options.log_level = CTL_LOG_WARNING;
+  options.log_level_set = true;
+  ctl_runtime* runtime = nullptr;
+  if (ctl_status* s = ctl_runtime_create(&options, &runtime)) {
+    channel.send({"E", std::string("could not create a runtime: ") + ctl_status_get_message(s)});
+    ctl_status_free(s);
+    return 3;
+  }
+  // The plugin under test and its device.
+  LoadedPlugin* plugin = nullptr;
+  for (auto& p : runtime->plugins) {
+    if (p->candidate.source == "options") plugin = p.get();
+  }
+  if (!plugin || !plugin->accepted) {
+    channel.send({"E", "the plugin " + o.plugin_path +
+                           " was not loaded: " + (plugin ? plugin->reason : std::string("no such candidate"))});
+    ctl_runtime_release(runtime);
+    return 3;
+  }
+  ctl_device* device = nullptr;
+  ctl_device* reference = nullptr;
+  uint32_t seen = 0;
+  for (auto& d : runtime->devices) {
+    if (d->plugin == plugin && seen++ == o.device) device = d.get();
+    if (d->plugin != plugin && d->plugin->name == "reference") reference = d.get();
+  }
+  if (!device || !reference) {
+    channel.send({"E", !reference ? std::string("internal: no reference device")
+                                  : "the plugin has " + std::to_string(plugin->device_count) + " device(s); --device " +
+                                        std::to_string(o.device) + " does not exist"});
+    ctl_runtime_release(runtime);
+    return 3;
+  }
+  ctl_device_info info{};
+  info.struct_size = CTL_DEVICE_INFO_STRUCT_SIZE;
+  if (ctl_status* s = ctl_device_get_info(device, &info)) {
+    channel.send({"E", std::string("the device's properties could not be read: ") + ctl_status_get_message(s)});
+    ctl_status_free(s);
+    ctl_runtime_release(runtime);
+    return 3;
+  }
+  if (o.probe) {
+    channel.send({"D", "plugin_name", plugin->name});
+    channel.send({"D", "plugin_version", plugin->version});
+    channel.send({"D", "plugin_abi", std::to_string(plugin->abi_major) + "." + std::to_string(plugin->abi_minor)});
+    channel.send({"D", "device_name", info.name ? info.name : ""});
+    channel.send({"D", "device_vendor", info.vendor ? info.vendor : ""});
+    channel.send({"D", "device_driver", info.driver_version ? info.driver_version : ""});
+    channel.send({"D", "device_kind", kind_name(info.kind)});
+    channel.send({"D", "device_count", std::to_string(plugin->device_count)});
+    channel.send({"D", "dtype_mask", std::to_string(info.dtype_mask)});
+    ctl_runtime_release(runtime);
+    return 0;
+  }
+
+  std::vector<Case> cases = all_cases();
+  bool resuming = !o.resume_after.empty();
+  std::string grown;  // cases after which more host allocations were live than before
+  for (Case& c : cases) {
+    if (c.group != o.group) continue;
+    if (resuming) {
+      if (c.id == o.resume_after) resuming = false;
+      continue;
+    }
+    if (c.level > o.level || !filter_matches(o.filter, c.id)) continue;
+    channel.send({"B", c.id});
+    CaseContext ctx;
+    ctx.runtime = runtime;
+    ctx.device = device;
+    ctx.reference = reference;
+    ctx.plugin = plugin;
+    ctx.dtype_mask = info.dtype_mask;
+    ctx.seed = o.seed;
+    ctx.rng.seed(o.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(c.id));
+    const int64_t live_before = plugin->host->live_allocations();
+    const auto start = std::chrono::steady_clock::now();
+    std::string status = "pass", message;
+    try {
+      c.run(ctx);
+      message = ctx.note;
+    } catch (const CaseUnsupported& e) {
+      status = "unsupported", message = e.what();
+    } catch (const CaseFailure& e) {
+      status = "fail", message = e.what();
+    } catch (const std::exception& e) {
+      status = "fail", message = std::string("the suite caught an exception: ") + e.what();
+    }
+    // The device's queue is drained before counting, so deferred frees are not leaks.
+    if (ctl_status* s = ctl_device_synchronize(device)) {
+      if (status != "fail") {
+        status = "fail";
+        message = std::string("ctl_device_synchronize after the case failed: ") + ctl_status_get_message(s);
+      }
+      ctl_status_free(s);
+    }
+    const int64_t grew = plugin->host->live_allocations() - live_before;
+    if (grew > 0) grown += (grown.empty() ? "" : ", ") + c.id + " (+" + std::to_string(grew) + ")";
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    channel.send({"R", c.id, status, std::to_string(seconds), message});
+  }
+  // Destroy the instance while its host table still counts, then the rest of the runtime.
+  for (auto& d : runtime->devices) {
+    if (d->plugin == plugin && d->stream) {
+      plugin->api.stream_destroy(d->stream);
+      d->stream = nullptr;
+    }
+  }
+  unload_plugin(*plugin);
+  const int64_t live = plugin->host->live_allocations();
+  if (live != 0) channel.send({"L", std::to_string(live), grown});
+  ctl_runtime_release(runtime);
+  return 0;
+}
+
+}  // namespace catalyst::conformance
