@@ -67,11 +67,28 @@ class Catalog {
   // `dtypes`: every dtype the call involves (the first names the case); a case is at the
   // core level only when all of them are required dtypes.
   void add(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, std::string label, Body body) {
+    add_named(op, dtypes, "", std::move(label), std::move(body));
+  }
+  void add(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
+    add(op, std::vector<ctl_dtype>{d}, std::move(label), std::move(body));
+  }
+  // The large case of an op and dtype: "<op>.<dtype>.large", so appending variants never
+  // renumbers it.
+  void add_large(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, std::string label, Body body) {
+    add_named(op, dtypes, "large", std::move(label), std::move(body));
+  }
+  void add_large(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
+    add_large(op, std::vector<ctl_dtype>{d}, std::move(label), std::move(body));
+  }
+
+ private:
+  void add_named(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, const std::string& name, std::string label,
+                 Body body) {
     const std::string op_text = ctl_op_name(op);
     const std::string dtype_text = ctl_dtype_name(dtypes.front());
     const std::string key = op_text + "." + dtype_text;
     Case c;
-    c.id = key + "." + std::to_string(counters_[key]++);
+    c.id = key + "." + (name.empty() ? std::to_string(counters_[key]++) : name);
     c.group = op_text;
     c.op = op_text;
     c.dtype = dtype_text;
@@ -86,11 +103,7 @@ class Catalog {
     };
     out_.push_back(std::move(c));
   }
-  void add(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
-    add(op, std::vector<ctl_dtype>{d}, std::move(label), std::move(body));
-  }
 
- private:
   std::vector<Case>& out_;
   std::map<std::string, int> counters_;
 };
@@ -717,36 +730,39 @@ void creation_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
 void large_cases(Catalog& cat) {
   const ctl_dtype f = CTL_DTYPE_F32;
   const std::string big = "large: " + shape_label({kLarge, kLarge});
-  cat.add(CTL_OP_EXP, f, big + " transposed input", [=](Harness& h) {
+  cat.add_large(CTL_OP_EXP, f, big + " transposed input", [=](Harness& h) {
     Operand x = h.input(f, {kLarge, kLarge}, Layout::kPermuted, Values::kGeneral);
     h.run(CTL_OP_EXP, {&x}, nullptr, 1, {Tol::kTranscendental});
   });
-  cat.add(CTL_OP_ADD, f, big + " + [4096] broadcast", [=](Harness& h) {
+  cat.add_large(CTL_OP_ADD, f, big + " + [4096] broadcast", [=](Harness& h) {
     Operand a = h.input(f, {kLarge, kLarge}, Layout::kContiguous, Values::kGeneral);
     Operand b = h.input(f, {kLarge}, Layout::kContiguous, Values::kGeneral);
     h.run(CTL_OP_ADD, {&a, &b}, nullptr, 1, {Tol::kArith});
   });
-  cat.add(CTL_OP_LT, f, "large: [16777216] < [16777216]", [=](Harness& h) {
+  cat.add_large(CTL_OP_LT, f, "large: [16777216] < [16777216]", [=](Harness& h) {
     Operand a = h.input(f, {kLarge * kLarge}, Layout::kContiguous, Values::kGeneral);
     Operand b = h.input(f, {kLarge * kLarge}, Layout::kContiguous, Values::kGeneral);
     h.run(CTL_OP_LT, {&a, &b}, nullptr, 1, {Tol::kExact});
   });
-  cat.add(CTL_OP_WHERE, {f, CTL_DTYPE_BOOL}, big + " with broadcast branches", [=](Harness& h) {
+  cat.add_large(CTL_OP_WHERE, {f, CTL_DTYPE_BOOL}, big + " with broadcast branches", [=](Harness& h) {
     Operand c = h.input(CTL_DTYPE_BOOL, {kLarge, kLarge}, Layout::kContiguous, Values::kGeneral);
     Operand a = h.input(f, {kLarge, 1}, Layout::kContiguous, Values::kGeneral);
     Operand b = h.input(f, {kLarge}, Layout::kContiguous, Values::kGeneral);
     h.run(CTL_OP_WHERE, {&c, &a, &b}, nullptr, 1, {Tol::kExact});
   });
-  cat.add(CTL_OP_SUM, f, big + " over axis 0 and over everything", [=](Harness& h) {
+  cat.add_large(CTL_OP_SUM, f, big + " over axis 0", [=](Harness& h) {
     Operand x = h.input(f, {kLarge, kLarge}, Layout::kContiguous, Values::kFinite);
     run_reduce(h, CTL_OP_SUM, f, x, {kLarge, kLarge}, {0}, false);
-    run_reduce(h, CTL_OP_SUM, f, x, {kLarge, kLarge}, {}, false);
   });
-  cat.add(CTL_OP_ARGMAX, f, big + " along the last axis", [=](Harness& h) {
+  cat.add_large(CTL_OP_MEAN, f, big + " over every axis", [=](Harness& h) {
+    Operand x = h.input(f, {kLarge, kLarge}, Layout::kPermuted, Values::kFinite);
+    run_reduce(h, CTL_OP_MEAN, f, x, {kLarge, kLarge}, {}, false);
+  });
+  cat.add_large(CTL_OP_ARGMAX, f, big + " along the last axis", [=](Harness& h) {
     Operand x = h.input(f, {kLarge, kLarge}, Layout::kContiguous, Values::kGeneral);
     run_reduce(h, CTL_OP_ARGMAX, f, x, {kLarge, kLarge}, {1}, false);
   });
-  cat.add(CTL_OP_MATMUL, f, "large: [4096,16] @ [16,4096] + bias", [=](Harness& h) {
+  cat.add_large(CTL_OP_MATMUL, f, "large: [4096,16] @ [16,4096] + bias", [=](Harness& h) {
     MatmulVariant c{{{kLarge, 16}, Layout::kContiguous},
                     {{16, kLarge}, Layout::kContiguous},
                     true,
@@ -756,13 +772,13 @@ void large_cases(Catalog& cat) {
                     CTL_ACTIVATION_NONE};
     run_matmul(h, f, c, OutputLayout::kContiguous);
   });
-  cat.add(CTL_OP_SOFTMAX, f, big + " along the last axis", [=](Harness& h) {
+  cat.add_large(CTL_OP_SOFTMAX, f, big + " along the last axis", [=](Harness& h) {
     Operand x = h.input(f, {kLarge, kLarge}, Layout::kContiguous, Values::kFinite);
     Tolerance tol(Tol::kRowNorm);
     tol.n = kLarge;
     h.run(CTL_OP_SOFTMAX, {&x}, nullptr, 1, {tol});
   });
-  cat.add(CTL_OP_LAYER_NORM, f, big + " with weight and bias", [=](Harness& h) {
+  cat.add_large(CTL_OP_LAYER_NORM, f, big + " with weight and bias", [=](Harness& h) {
     Operand x = h.input(f, {kLarge, kLarge}, Layout::kContiguous, Values::kFinite);
     Operand w = h.input(f, {kLarge}, Layout::kContiguous, Values::kFinite);
     Operand b = h.input(f, {kLarge}, Layout::kContiguous, Values::kFinite);
@@ -771,26 +787,26 @@ void large_cases(Catalog& cat) {
     tol.n = kLarge;
     h.run(CTL_OP_LAYER_NORM, {&x, &w, &b}, &attrs, 1, {tol});
   });
-  cat.add(CTL_OP_COPY, f, big + " transposed into contiguous", [=](Harness& h) {
+  cat.add_large(CTL_OP_COPY, f, big + " transposed into contiguous", [=](Harness& h) {
     Operand x = h.input(f, {kLarge, kLarge}, Layout::kPermuted, Values::kGeneral);
     h.run(CTL_OP_COPY, {&x}, nullptr, 1, {Tol::kExact});
   });
-  cat.add(CTL_OP_CAST, {f, CTL_DTYPE_I32}, big + " to i32", [=](Harness& h) {
+  cat.add_large(CTL_OP_CAST, {f, CTL_DTYPE_I32}, big + " to i32", [=](Harness& h) {
     Operand x = h.input(f, {kLarge, kLarge}, Layout::kContiguous, Values::kGeneral);
     ctl_cast_attrs attrs{CTL_CAST_ATTRS_STRUCT_SIZE, CTL_DTYPE_I32};
     h.run(CTL_OP_CAST, {&x}, &attrs, 1, {Tol::kExact});
   });
-  cat.add(CTL_OP_GATHER, {f, CTL_DTYPE_I64}, big + " rows by a [4096] index", [=](Harness& h) {
+  cat.add_large(CTL_OP_GATHER, {f, CTL_DTYPE_I64}, big + " rows by a [4096] index", [=](Harness& h) {
     Operand x = h.input(f, {kLarge, kLarge}, Layout::kContiguous, Values::kGeneral);
     Operand i = h.input(CTL_DTYPE_I64, {kLarge}, Layout::kContiguous, Values::kIndex);
     ctl_axis_attrs axis{CTL_AXIS_ATTRS_STRUCT_SIZE, 0};
     h.run(CTL_OP_GATHER, {&x, &i}, &axis, 1, {Tol::kExact});
   });
-  cat.add(CTL_OP_FILL, f, big, [=](Harness& h) {
+  cat.add_large(CTL_OP_FILL, f, big, [=](Harness& h) {
     ctl_fill_attrs attrs{CTL_FILL_ATTRS_STRUCT_SIZE, -1.5};
     h.run_creation(CTL_OP_FILL, f, {kLarge, kLarge}, &attrs, Tol::kExact, OutputLayout::kContiguous);
   });
-  cat.add(CTL_OP_RANDOM_UNIFORM, f, "large: [16777216]", [=](Harness& h) {
+  cat.add_large(CTL_OP_RANDOM_UNIFORM, f, "large: [16777216]", [=](Harness& h) {
     ctl_random_attrs attrs{CTL_RANDOM_ATTRS_STRUCT_SIZE, 99, 5, -1.0, 1.0};
     h.run_creation(CTL_OP_RANDOM_UNIFORM, f, {kLarge * kLarge}, &attrs, Tol::kExact, OutputLayout::kContiguous);
   });

@@ -160,6 +160,11 @@ std::string rerun_command(const Options& o, const std::string& filter) {
   std::string command = invoked && *invoked ? invoked : self_path();
   command += " --plugin " + shell_quote(o.plugin_path) + " --device " + std::to_string(o.device) + " --seed " +
              std::to_string(o.seed) + " --filter " + shell_quote(filter);
+  if (o.timeout_seconds != Options{}.timeout_seconds) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", o.timeout_seconds);
+    command += std::string(" --timeout ") + seconds;
+  }
   return command;
 }
 
@@ -319,12 +324,16 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
       int status = 0;
       waitpid(w.pid, &status, 0);
       const std::string log = tail_of_file(w.stderr_path, 1500);
-      const std::string log_note = log.empty() ? "" : "\n  worker log (last lines):\n    " + log;
+      std::string indented;
+      for (char c : log) indented += c == '\n' ? std::string("\n    ") : std::string(1, c);
+      const std::string log_note = log.empty() ? "" : "\n  worker log (last lines):\n    " + indented;
       GroupState& gs = state[w.group];
       bool resume = false;
       if (w.killed_for_timeout) {
-        const std::string message = "no answer within " + std::to_string(static_cast<int>(o.timeout_seconds)) +
-                                    " s (timeout: the plugin hangs); the worker was killed";
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", o.timeout_seconds);
+        const std::string message =
+            std::string("no answer within ") + seconds + " s (timeout: the plugin hangs); the worker was killed";
         if (!w.pending.empty()) {
           record(w.pending, "timeout", o.timeout_seconds, message + " during case " + w.pending + log_note);
           resume = true;

@@ -136,8 +136,10 @@ double smallest_subnormal(ctl_dtype d) {
       return std::numeric_limits<double>::denorm_min();
     case CTL_DTYPE_F16:
       return std::ldexp(1.0, -24);
+    case CTL_DTYPE_BF16:
+      return std::ldexp(1.0, -133);  // f32's exponent range, but only 7 fraction bits
     default:
-      return std::numeric_limits<float>::denorm_min();  // f32 and bf16 share the exponent range
+      return std::numeric_limits<float>::denorm_min();
   }
 }
 

@@ -1,0 +1,840 @@
+// broken_plugin.cpp — deliberately broken device plugins, the conformance suite's own test.
+//
+// These are TEST plugins, never installed. Each one built from this file wraps the real CPU
+// plugin (dlopened at query time from CTL_INNER_PLUGIN), forwards every entry to it, and
+// injects exactly one defect, chosen at compile time by CTL_BROKEN_DEFECT (a string, see
+// CMakeLists.txt here). Every other op and entry is the CPU plugin's, so a suite that passes
+// the CPU plugin must fail each of these and name the op (or entry) at fault.
+//
+// None of the defects shows when a plugin is only checked against itself (the same op run
+// twice, a result compared with one computed by the same plugin another way): each broken
+// plugin is deterministic and self-consistent. Only an independent oracle or an outside
+// observation finds them:
+//   wrong-result      exp on f32: element [0, ...] of the output is 0.1% too large. Stable
+//                     and repeatable; only the reference kernels show it.
+//   ignores-strides   add: reads each input as if it were row-major contiguous, as a naive
+//                     kernel would. Contiguous inputs are right; a permuted or sliced input
+//                     checked against the reference shows it.
+//   writes-past-end   mul: also writes one element just past the last element of output 0.
+//                     The output itself is right; only guard bytes around it show it.
+//   leaks             sub: one host allocation per call, never freed. Results are right;
+//                     only the host allocator's live count shows it.
+//   segfault          div on f32: a real SIGSEGV. The suite must survive it (a child
+//                     process) and name the op.
+//   hangs             sqrt: never returns. The suite needs a timeout per op.
+//   accepts-invalid   op_execute and op_supports answer success, doing nothing, for op ids
+//                     that catalyst.h does not define and for binary ops whose input dtypes
+//                     differ. Only invalid calls with a known right answer (an error) show it.
+//   needs-extra-sync  op_execute only queues the call (per stream) until stream_synchronize,
+//                     event_record or stream_wait_event, while buffer transfers run at once:
+//                     execute; read; synchronize reads stale data. Anything read after a
+//                     synchronize is right, so only a read ordered behind an op without a
+//                     synchronize in between shows it.
+//   partial           not broken but honest: reports the required dtypes (f32, i32, i64,
+//                     bool) only, and answers
+//                     UNSUPPORTED (op_supports and op_execute) outside neg, abs, exp, relu,
+//                     add, sub, mul, maximum, eq, lt, sum, copy, fill. The suite must report
+//                     the coverage, not failures.
+//
+// The injected defects stay memory-safe inside the test process: ignores-strides keeps an
+// input's strides when a contiguous read would leave its buffer, and writes-past-end writes
+// only where the stray element still lies inside output 0's buffer (a suite sees it through
+// guard bytes placed after the output in a larger buffer).
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "catalyst/sdk/status.hpp"
+#include "catalyst/sdk/view.hpp"
+#include "catalyst_plugin.h"
+
+#ifndef CTL_BROKEN_DEFECT
+#error "CTL_BROKEN_DEFECT must name the defect, e.g. -DCTL_BROKEN_DEFECT=\"wrong-result\""
+#endif
+#ifndef CTL_INNER_PLUGIN
+#error "CTL_INNER_PLUGIN must be the path of the real CPU plugin"
+#endif
+
+namespace {
+
+namespace sdk = catalyst::sdk;
+
+// ---- which defect ------------------------------------------------------------------------
+
+enum class Defect {
+  kUnknown,
+  kWrongResult,
+  kIgnoresStrides,
+  kWritesPastEnd,
+  kLeaks,
+  kSegfault,
+  kHangs,
+  kAcceptsInvalid,
+  kNeedsExtraSync,
+  kPartial,
+};
+
+constexpr std::string_view kDefectNames[] = {
+    "",         "wrong-result", "ignores-strides", "writes-past-end",  "leaks",
+    "segfault", "hangs",        "accepts-invalid", "needs-extra-sync", "partial",
+};
+
+constexpr Defect defect_named(std::string_view name) {
+  for (size_t i = 1; i < std::size(kDefectNames); ++i) {
+    if (kDefectNames[i] == name) return static_cast<Defect>(i);
+  }
+  return Defect::kUnknown;
+}
+
+constexpr Defect kDefect = defect_named(CTL_BROKEN_DEFECT);
+static_assert(kDefect != Defect::kUnknown, "CTL_BROKEN_DEFECT names no defect this file knows");
+constexpr const char* kPluginName = "broken-" CTL_BROKEN_DEFECT;
+
+// ---- the real plugin ---------------------------------------------------------------------
+
+std::mutex g_query_mutex;
+const ctl_plugin_api* g_inner = nullptr;  // the CPU plugin's table, set once
+ctl_plugin_api g_api{};                   // ours: a copy of it with some entries replaced
+
+// Closes the CPU plugin when this library is unloaded.
+struct Library {
+  void* handle = nullptr;
+  ~Library() {
+    if (handle) dlclose(handle);
+  }
+} g_library;
+
+// ---- bookkeeping: which host, device and size belong to each handle ---------------------
+
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<ctl_plugin_instance*, const ctl_host_api*> instance_hosts;
+  std::unordered_map<ctl_plugin_device*, const ctl_host_api*> device_hosts;
+  std::unordered_map<ctl_plugin_stream*, ctl_plugin_device*> stream_devices;
+  std::unordered_map<ctl_plugin_buffer*, uint64_t> buffer_sizes;
+};
+
+Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+
+ctl_plugin_device* device_of(ctl_plugin_stream* stream) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.stream_devices.find(stream);
+  return it == r.stream_devices.end() ? nullptr : it->second;
+}
+
+const ctl_host_api* host_of(ctl_plugin_device* device) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.device_hosts.find(device);
+  return it == r.device_hosts.end() ? nullptr : it->second;
+}
+
+const ctl_host_api* host_of(ctl_plugin_stream* stream) {
+  ctl_plugin_device* device = device_of(stream);
+  return device ? host_of(device) : nullptr;
+}
+
+// The size of a buffer this plugin allocated or wrapped; false when unknown.
+bool buffer_size(ctl_plugin_buffer* buffer, uint64_t* out_size) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.buffer_sizes.find(buffer);
+  if (it == r.buffer_sizes.end()) return false;
+  *out_size = it->second;
+  return true;
+}
+
+// ---- reading calls safely ----------------------------------------------------------------
+
+// The raw value of an enum field, which may hold a value outside the enum.
+template <typename E>
+int64_t raw(const E& value) {
+  std::underlying_type_t<E> r;
+  std::memcpy(&r, &value, sizeof r);
+  return static_cast<int64_t>(r);
+}
+
+bool call_ok(const ctl_op_call* call) {
+  return call && call->struct_size >= CTL_OP_CALL_STRUCT_SIZE;
+}
+
+// The op id of a well-formed call header, else -1.
+int64_t op_of(const ctl_op_call* call) {
+  return call_ok(call) ? raw(call->op) : -1;
+}
+
+bool view_ok(const ctl_tensor_view* view) {
+  return view && view->struct_size >= CTL_TENSOR_VIEW_STRUCT_SIZE && view->rank <= CTL_MAX_RANK;
+}
+
+const ctl_tensor_view* input_of(const ctl_op_call* call, uint32_t index) {
+  if (!call_ok(call) || index >= call->input_count || !call->inputs) return nullptr;
+  return view_ok(call->inputs[index]) ? call->inputs[index] : nullptr;
+}
+
+const ctl_tensor_view* output_of(const ctl_op_call* call, uint32_t index) {
+  if (!call_ok(call) || index >= call->output_count || !call->outputs) return nullptr;
+  return view_ok(call->outputs[index]) ? call->outputs[index] : nullptr;
+}
+
+size_t element_size(const ctl_tensor_view& view) {
+  const int64_t dtype = raw(view.dtype);
+  return dtype >= 0 && dtype < CTL_DTYPE_COUNT_ ? sdk::dtype_size(static_cast<ctl_dtype>(dtype)) : 0;
+}
+
+// Number of elements, or -1 for a negative or overflowing shape.
+int64_t element_count(const ctl_tensor_view& view) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < view.rank; ++i) {
+    if (view.shape[i] < 0 || __builtin_mul_overflow(n, view.shape[i], &n)) return -1;
+  }
+  return n;
+}
+
+// Waits for `stream`, then finds the host address of `view`'s buffer (the CPU device is
+// host-visible). *out_base stays NULL when there is no way to get it.
+ctl_status* host_base(ctl_plugin_stream* stream, const ctl_tensor_view& view, unsigned char** out_base) {
+  *out_base = nullptr;
+  ctl_plugin_device* device = device_of(stream);
+  if (!device || !g_inner->buffer_host_pointer) return nullptr;
+  CTL_SDK_RETURN_IF_ERROR(g_inner->stream_synchronize(stream));
+  void* pointer = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(g_inner->buffer_host_pointer(device, view.buffer, &pointer));
+  *out_base = static_cast<unsigned char*>(pointer);
+  return nullptr;
+}
+
+// ---- forwarding entries that keep the bookkeeping ----------------------------------------
+
+ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_instance) {
+  ctl_status* status = g_inner->instance_create(host, out_instance);
+  if (!status) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.instance_hosts[*out_instance] = host;
+  }
+  return status;
+}
+
+void instance_destroy(ctl_plugin_instance* instance) {
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    auto it = r.instance_hosts.find(instance);
+    if (it != r.instance_hosts.end()) {
+      const ctl_host_api* host = it->second;
+      std::erase_if(r.device_hosts, [host](const auto& entry) { return entry.second == host; });
+      r.instance_hosts.erase(it);
+    }
+  }
+  g_inner->instance_destroy(instance);
+}
+
+ctl_status* device_get(ctl_plugin_instance* instance, uint32_t index, ctl_plugin_device** out_device) {
+  ctl_status* status = g_inner->device_get(instance, index, out_device);
+  if (!status) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    auto it = r.instance_hosts.find(instance);
+    if (it != r.instance_hosts.end()) r.device_hosts[*out_device] = it->second;
+  }
+  return status;
+}
+
+ctl_status* buffer_allocate(ctl_plugin_device* device, uint64_t size, ctl_plugin_buffer** out_buffer) {
+  ctl_status* status = g_inner->buffer_allocate(device, size, out_buffer);
+  if (!status) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.buffer_sizes[*out_buffer] = size;
+  }
+  return status;
+}
+
+ctl_status* buffer_wrap_host(ctl_plugin_device* device, void* pointer, uint64_t size, ctl_plugin_buffer** out_buffer) {
+  ctl_status* status = g_inner->buffer_wrap_host(device, pointer, size, out_buffer);
+  if (!status) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.buffer_sizes[*out_buffer] = size;
+  }
+  return status;
+}
+
+void forget_buffer(ctl_plugin_buffer* buffer) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.buffer_sizes.erase(buffer);
+}
+
+void buffer_free(ctl_plugin_device* device, ctl_plugin_buffer* buffer);  // below: defect 8 hooks into it
+
+ctl_status* stream_create(ctl_plugin_device* device, ctl_plugin_stream** out_stream) {
+  ctl_status* status = g_inner->stream_create(device, out_stream);
+  if (!status) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.stream_devices[*out_stream] = device;
+  }
+  return status;
+}
+
+void drop_pending(ctl_plugin_stream* stream);  // below: defect 8
+
+void stream_destroy(ctl_plugin_stream* stream) {
+  if constexpr (kDefect == Defect::kNeedsExtraSync) drop_pending(stream);
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.stream_devices.erase(stream);
+  }
+  g_inner->stream_destroy(stream);
+}
+
+// ---- 1 wrong-result: exp on f32 is 0.1% high at element [0, ...] -------------------------
+
+ctl_status* execute_wrong_result(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  if (op_of(call) != CTL_OP_EXP) return nullptr;
+  const ctl_tensor_view* out = output_of(call, 0);
+  if (!out || raw(out->dtype) != CTL_DTYPE_F32 || element_count(*out) < 1) return nullptr;
+  unsigned char* base = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *out, &base));
+  if (!base) return nullptr;
+  float value;
+  std::memcpy(&value, base + out->byte_offset, sizeof value);
+  value *= 1.001f;
+  std::memcpy(base + out->byte_offset, &value, sizeof value);
+  return nullptr;
+}
+
+// ---- 2 ignores-strides: add reads its inputs as row-major contiguous ---------------------
+
+// True when reading `view` row-major contiguous from its byte_offset stays in its buffer.
+bool contiguous_read_fits(const ctl_tensor_view& view) {
+  const size_t size = element_size(view);
+  const int64_t count = element_count(view);
+  uint64_t buffer_bytes = 0;
+  if (size == 0 || count < 0 || !buffer_size(view.buffer, &buffer_bytes)) return false;
+  const uint64_t bytes = static_cast<uint64_t>(count) * size;
+  return view.byte_offset <= buffer_bytes && bytes <= buffer_bytes - view.byte_offset;
+}
+
+ctl_status* execute_ignores_strides(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (op_of(call) != CTL_OP_ADD || call->input_count != 2 || !call->inputs) return g_inner->op_execute(stream, call);
+  ctl_tensor_view views[2] = {};
+  const ctl_tensor_view* inputs[2] = {};
+  for (uint32_t i = 0; i < 2; ++i) {
+    inputs[i] = call->inputs[i];
+    if (!view_ok(call->inputs[i])) continue;  // malformed: the CPU plugin rejects it
+    std::memcpy(&views[i], call->inputs[i], sizeof views[i]);
+    views[i].struct_size = sizeof views[i];
+    if (contiguous_read_fits(views[i])) {
+      int64_t stride = 1;
+      for (uint32_t axis = views[i].rank; axis-- > 0;) {
+        views[i].strides[axis] = stride;
+        stride *= views[i].shape[axis];
+      }
+    }
+    inputs[i] = &views[i];
+  }
+  ctl_op_call copy = *call;
+  copy.struct_size = sizeof copy;
+  copy.inputs = inputs;
+  return g_inner->op_execute(stream, &copy);
+}
+
+// ---- 3 writes-past-end: mul writes one element past output 0 -----------------------------
+
+ctl_status* execute_writes_past_end(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  if (op_of(call) != CTL_OP_MUL) return nullptr;
+  const ctl_tensor_view* out = output_of(call, 0);
+  if (!out) return nullptr;
+  const size_t size = element_size(*out);
+  if (size == 0 || element_count(*out) < 1) return nullptr;
+  int64_t last = 0;  // element offset of the last element
+  for (uint32_t i = 0; i < out->rank; ++i) {
+    if (out->strides[i] < 0) return nullptr;
+    last += (out->shape[i] - 1) * out->strides[i];
+  }
+  const uint64_t past = out->byte_offset + static_cast<uint64_t>(last + 1) * size;
+  uint64_t buffer_bytes = 0;
+  // Inside the buffer only: past its end this would corrupt the test process's heap.
+  if (!buffer_size(out->buffer, &buffer_bytes) || past > buffer_bytes || size > buffer_bytes - past) return nullptr;
+  unsigned char* base = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *out, &base));
+  if (!base) return nullptr;
+  for (size_t k = 0; k < size; ++k) base[past + k] = base[out->byte_offset + k] ^ 0x5A;
+  return nullptr;
+}
+
+// ---- 4 leaks: sub allocates host memory it never frees -----------------------------------
+
+ctl_status* execute_leaks(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (op_of(call) == CTL_OP_SUB) {
+    if (const ctl_host_api* host = host_of(stream)) (void)host->alloc(host->context, 256, 64);
+  }
+  return g_inner->op_execute(stream, call);
+}
+
+// ---- 5 segfault: div on f32 dies of SIGSEGV ----------------------------------------------
+
+// An address in the never-mapped first page. Not NULL itself, so that UBSan does not end
+// the process with a diagnostic first; volatile, so that the compiler cannot know it.
+volatile uintptr_t g_bad_address = 16;
+
+// A real invalid write, as a buggy kernel would make: the process dies of SIGSEGV (in an
+// AddressSanitizer build, ASan's handler reports it and exits instead). Handlers the
+// process installed are left alone.
+[[noreturn]] void crash() {
+  *reinterpret_cast<volatile int*>(g_bad_address) = 1;
+  std::raise(SIGSEGV);  // should a handler have returned
+  std::abort();
+}
+
+ctl_status* execute_segfault(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (op_of(call) == CTL_OP_DIV) {
+    const ctl_tensor_view* out = output_of(call, 0);
+    if (out && raw(out->dtype) == CTL_DTYPE_F32) crash();
+  }
+  return g_inner->op_execute(stream, call);
+}
+
+// ---- 6 hangs: sqrt never returns ----------------------------------------------------------
+
+ctl_status* execute_hangs(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (op_of(call) == CTL_OP_SQRT) {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  return g_inner->op_execute(stream, call);
+}
+
+// ---- 7 accepts-invalid: unknown ops and mismatched binary dtypes "succeed" ---------------
+
+bool known_op(int64_t op) {
+  return (op >= CTL_OP_NEG && op <= CTL_OP_RECIPROCAL) || (op >= CTL_OP_ADD && op <= CTL_OP_WHERE) ||
+         (op >= CTL_OP_SUM && op <= CTL_OP_LOGSUMEXP) || op == CTL_OP_MATMUL ||
+         (op >= CTL_OP_SOFTMAX && op <= CTL_OP_RMS_NORM) || (op >= CTL_OP_COPY && op <= CTL_OP_RANDOM_NORMAL);
+}
+
+// True for a call the real plugin would refuse that this one waves through.
+bool wrongly_accepted(const ctl_op_call* call) {
+  if (!call_ok(call)) return false;
+  const int64_t op = op_of(call);
+  if (!known_op(op)) return true;
+  if (op >= CTL_OP_ADD && op <= CTL_OP_GE) {  // binary ops: both inputs share one dtype
+    const ctl_tensor_view* a = input_of(call, 0);
+    const ctl_tensor_view* b = input_of(call, 1);
+    return a && b && raw(a->dtype) != raw(b->dtype);
+  }
+  return false;
+}
+
+ctl_status* execute_accepts_invalid(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (wrongly_accepted(call)) return nullptr;
+  return g_inner->op_execute(stream, call);
+}
+
+ctl_status* supports_accepts_invalid(ctl_plugin_device* device, const ctl_op_call* call) {
+  if (wrongly_accepted(call)) return nullptr;
+  return g_inner->op_supports ? g_inner->op_supports(device, call) : nullptr;
+}
+
+// ---- 8 needs-extra-sync: ops wait for a synchronize, transfers do not --------------------
+
+// Every attribute struct of catalyst.h; a pending call keeps its own copy.
+union AttrStorage {
+  size_t struct_size;
+  ctl_reduce_attrs reduce;
+  ctl_matmul_attrs matmul;
+  ctl_axis_attrs axis;
+  ctl_norm_attrs norm;
+  ctl_cast_attrs cast;
+  ctl_fill_attrs fill;
+  ctl_arange_attrs arange;
+  ctl_random_attrs random;
+};
+
+// Size of the op's attribute struct; 0 for ops without one.
+size_t attrs_size(int64_t op) {
+  switch (op) {
+    case CTL_OP_SUM:
+    case CTL_OP_MEAN:
+    case CTL_OP_MAX:
+    case CTL_OP_MIN:
+    case CTL_OP_ARGMAX:
+    case CTL_OP_ARGMIN:
+    case CTL_OP_LOGSUMEXP:
+      return sizeof(ctl_reduce_attrs);
+    case CTL_OP_MATMUL:
+      return sizeof(ctl_matmul_attrs);
+    case CTL_OP_SOFTMAX:
+    case CTL_OP_LOG_SOFTMAX:
+    case CTL_OP_CONCAT:
+    case CTL_OP_GATHER:
+    case CTL_OP_SCATTER_ADD:
+      return sizeof(ctl_axis_attrs);
+    case CTL_OP_LAYER_NORM:
+    case CTL_OP_RMS_NORM:
+      return sizeof(ctl_norm_attrs);
+    case CTL_OP_CAST:
+      return sizeof(ctl_cast_attrs);
+    case CTL_OP_FILL:
+      return sizeof(ctl_fill_attrs);
+    case CTL_OP_ARANGE:
+      return sizeof(ctl_arange_attrs);
+    case CTL_OP_RANDOM_UNIFORM:
+    case CTL_OP_RANDOM_NORMAL:
+      return sizeof(ctl_random_attrs);
+    default:
+      return 0;
+  }
+}
+
+// A deep copy of an op call; it does not move once made (the call points into it).
+struct PendingOp {
+  std::vector<ctl_tensor_view> views;  // inputs, then outputs
+  std::vector<const ctl_tensor_view*> inputs;
+  std::vector<const ctl_tensor_view*> outputs;
+  AttrStorage attrs{};
+  ctl_op_call call{};
+
+  bool uses(const ctl_plugin_buffer* buffer) const {
+    return std::any_of(views.begin(), views.end(), [buffer](const ctl_tensor_view& v) { return v.buffer == buffer; });
+  }
+};
+
+// A view copied the way a receiver copies a struct: no more than both sides know.
+void copy_view(const ctl_tensor_view* source, ctl_tensor_view* out, const ctl_tensor_view** out_pointer) {
+  if (!source) {
+    *out_pointer = nullptr;
+    return;
+  }
+  const size_t size = std::min(source->struct_size, sizeof *out);
+  *out = ctl_tensor_view{};
+  std::memcpy(out, source, std::max(size, sizeof(size_t)));
+  out->struct_size = size;
+  *out_pointer = out;
+}
+
+std::unique_ptr<PendingOp> deep_copy(const ctl_op_call* call) {
+  auto op = std::make_unique<PendingOp>();
+  op->views.resize(static_cast<size_t>(call->input_count) + call->output_count);
+  op->inputs.resize(call->input_count);
+  op->outputs.resize(call->output_count);
+  for (uint32_t i = 0; i < call->input_count; ++i) copy_view(call->inputs[i], &op->views[i], &op->inputs[i]);
+  for (uint32_t i = 0; i < call->output_count; ++i) {
+    copy_view(call->outputs[i], &op->views[call->input_count + i], &op->outputs[i]);
+  }
+  op->call.struct_size = sizeof op->call;
+  op->call.next = nullptr;  // ABI 1.0 defines no extension of ctl_op_call
+  op->call.op = call->op;
+  op->call.input_count = call->input_count;
+  op->call.inputs = op->inputs.data();
+  op->call.output_count = call->output_count;
+  op->call.outputs = op->outputs.data();
+  const size_t known = attrs_size(raw(call->op));
+  if (call->attrs && known) {
+    size_t given;
+    std::memcpy(&given, call->attrs, sizeof given);
+    const size_t size = std::min(given, known);
+    std::memcpy(&op->attrs, call->attrs, std::max(size, sizeof(size_t)));
+    op->attrs.struct_size = size;
+    op->call.attrs = &op->attrs;
+  }
+  return op;
+}
+
+struct PendingState {
+  std::mutex mutex;  // guards the maps
+  std::unordered_map<ctl_plugin_stream*, std::vector<std::unique_ptr<PendingOp>>> ops;
+  // An error from running a stream's ops outside a synchronize (in buffer_free), returned
+  // by its next synchronize.
+  std::unordered_map<ctl_plugin_stream*, ctl_status*> errors;
+  std::mutex run_mutex;  // one flush at a time, so that a stream's ops run in order
+};
+
+PendingState& pending() {
+  static PendingState instance;
+  return instance;
+}
+
+void drop_pending(ctl_plugin_stream* stream) {
+  PendingState& p = pending();
+  std::lock_guard lock(p.mutex);
+  p.ops.erase(stream);
+  // A status stashed here can no longer be handed back; the host table cannot free it.
+  p.errors.erase(stream);
+}
+
+// Runs the stream's queued ops in order; stops at, and returns, the first error (the
+// remaining ops are dropped, as a failed device would).
+ctl_status* flush(ctl_plugin_stream* stream) {
+  PendingState& p = pending();
+  std::lock_guard run_lock(p.run_mutex);
+  std::vector<std::unique_ptr<PendingOp>> ops;
+  {
+    std::lock_guard lock(p.mutex);
+    auto it = p.ops.find(stream);
+    if (it != p.ops.end()) ops.swap(it->second);
+  }
+  for (const auto& op : ops) CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, &op->call));
+  return nullptr;
+}
+
+ctl_status* execute_needs_extra_sync(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  // What cannot be copied safely, the real plugin answers at once (with an error).
+  if (!call_ok(call) || (call->input_count && !call->inputs) || (call->output_count && !call->outputs)) {
+    return g_inner->op_execute(stream, call);
+  }
+  // Report at once what the real plugin's capability check would have refused.
+  ctl_plugin_device* device = device_of(stream);
+  if (device && g_inner->op_supports) CTL_SDK_RETURN_IF_ERROR(g_inner->op_supports(device, call));
+  std::unique_ptr<PendingOp> op;
+  try {
+    op = deep_copy(call);
+  } catch (const std::bad_alloc&) {
+    const ctl_host_api* host = host_of(stream);
+    if (!host) return g_inner->op_execute(stream, call);
+    return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%s: out of memory queueing an op", kPluginName);
+  }
+  PendingState& p = pending();
+  std::lock_guard lock(p.mutex);
+  p.ops[stream].push_back(std::move(op));
+  return nullptr;
+}
+
+ctl_status* synchronize_needs_extra_sync(ctl_plugin_stream* stream) {
+  ctl_status* stashed = nullptr;
+  {
+    PendingState& p = pending();
+    std::lock_guard lock(p.mutex);
+    auto it = p.errors.find(stream);
+    if (it != p.errors.end()) {
+      stashed = it->second;
+      p.errors.erase(it);
+    }
+  }
+  if (stashed) {
+    drop_pending(stream);
+    return stashed;
+  }
+  CTL_SDK_RETURN_IF_ERROR(flush(stream));
+  return g_inner->stream_synchronize(stream);
+}
+
+ctl_status* event_record_needs_extra_sync(ctl_plugin_event* event, ctl_plugin_stream* stream) {
+  CTL_SDK_RETURN_IF_ERROR(flush(stream));
+  return g_inner->event_record(event, stream);
+}
+
+// The recording stream was flushed by event_record, so the event covers its ops.
+ctl_status* stream_wait_event_needs_extra_sync(ctl_plugin_stream* stream, ctl_plugin_event* event) {
+  CTL_SDK_RETURN_IF_ERROR(flush(stream));
+  return g_inner->stream_wait_event(stream, event);
+}
+
+// A buffer may be freed while ops that use it are queued (the core frees without waiting):
+// run those streams' ops first so that nothing touches freed memory.
+void flush_users_of(ctl_plugin_device* device, ctl_plugin_buffer* buffer) {
+  std::vector<ctl_plugin_stream*> streams;
+  {
+    PendingState& p = pending();
+    std::lock_guard lock(p.mutex);
+    for (const auto& [stream, ops] : p.ops) {
+      if (std::any_of(ops.begin(), ops.end(), [buffer](const auto& op) { return op->uses(buffer); })) {
+        streams.push_back(stream);
+      }
+    }
+  }
+  for (ctl_plugin_stream* stream : streams) {
+    if (device_of(stream) != device) continue;
+    if (ctl_status* status = flush(stream)) {
+      PendingState& p = pending();
+      std::lock_guard lock(p.mutex);
+      p.errors.emplace(stream, status);  // a second error before a synchronize is lost: the first wins
+    }
+  }
+}
+
+void buffer_free(ctl_plugin_device* device, ctl_plugin_buffer* buffer) {
+  if constexpr (kDefect == Defect::kNeedsExtraSync) flush_users_of(device, buffer);
+  forget_buffer(buffer);
+  g_inner->buffer_free(device, buffer);
+}
+
+// ---- 9 partial: the required dtypes, and a small op set, honestly reported -------------
+
+constexpr uint32_t kPartialDtypes = CTL_DTYPE_BIT(CTL_DTYPE_F32) | CTL_DTYPE_BIT(CTL_DTYPE_I32) |
+                                    CTL_DTYPE_BIT(CTL_DTYPE_I64) | CTL_DTYPE_BIT(CTL_DTYPE_BOOL);
+constexpr ctl_op_id kPartialOps[] = {CTL_OP_NEG, CTL_OP_ABS,  CTL_OP_EXP,     CTL_OP_RELU, CTL_OP_ADD,
+                                     CTL_OP_SUB, CTL_OP_MUL,  CTL_OP_MAXIMUM, CTL_OP_EQ,   CTL_OP_LT,
+                                     CTL_OP_SUM, CTL_OP_COPY, CTL_OP_FILL};
+constexpr const char* kPartialOpList = "neg, abs, exp, relu, add, sub, mul, maximum, eq, lt, sum, copy, fill";
+
+const char* dtype_name(int64_t dtype) {
+  static constexpr const char* kNames[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
+  return dtype >= 0 && dtype < CTL_DTYPE_COUNT_ ? kNames[dtype] : "unknown";
+}
+
+// NULL when this plugin claims the call; else why not. Dtypes are those of the inputs (of
+// output 0 for fill, which has none): comparisons still produce bool.
+ctl_status* partial_check(const ctl_host_api* host, const ctl_op_call* call) {
+  if (!call_ok(call)) return nullptr;  // malformed: the real plugin says so
+  const int64_t op = op_of(call);
+  if (std::find(std::begin(kPartialOps), std::end(kPartialOps), op) == std::end(kPartialOps)) {
+    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED,
+                            "%s: op id %lld is not implemented (this plugin runs %s only)", kPluginName,
+                            static_cast<long long>(op), kPartialOpList);
+  }
+  auto refuse_dtype = [&](const ctl_tensor_view* view, const char* which, uint32_t index) -> ctl_status* {
+    const int64_t dtype = view ? raw(view->dtype) : int64_t{CTL_DTYPE_F32};
+    if (dtype >= 0 && dtype < CTL_DTYPE_COUNT_ && (kPartialDtypes & CTL_DTYPE_BIT(dtype))) return nullptr;
+    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED,
+                            "%s: %s[%u] has dtype %s; this plugin computes in f32, i32, i64 and bool only", kPluginName,
+                            which, index, dtype_name(dtype));
+  };
+  for (uint32_t i = 0; i < call->input_count && call->inputs; ++i) {
+    CTL_SDK_RETURN_IF_ERROR(refuse_dtype(input_of(call, i), "inputs", i));
+  }
+  if (op == CTL_OP_FILL) CTL_SDK_RETURN_IF_ERROR(refuse_dtype(output_of(call, 0), "outputs", 0));
+  return nullptr;
+}
+
+ctl_status* supports_partial(ctl_plugin_device* device, const ctl_op_call* call) {
+  if (const ctl_host_api* host = host_of(device)) CTL_SDK_RETURN_IF_ERROR(partial_check(host, call));
+  return g_inner->op_supports ? g_inner->op_supports(device, call) : nullptr;
+}
+
+ctl_status* execute_partial(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (const ctl_host_api* host = host_of(stream)) CTL_SDK_RETURN_IF_ERROR(partial_check(host, call));
+  return g_inner->op_execute(stream, call);
+}
+
+ctl_status* device_properties_partial(ctl_plugin_device* device, ctl_plugin_device_properties* out) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->device_properties(device, out));
+  if (out->struct_size >= offsetof(ctl_plugin_device_properties, dtype_mask) + sizeof out->dtype_mask) {
+    out->dtype_mask = kPartialDtypes;
+  }
+  return nullptr;
+}
+
+// ---- the table ---------------------------------------------------------------------------
+
+void build_table(const ctl_plugin_api* inner) {
+  std::memset(&g_api, 0, sizeof g_api);
+  std::memcpy(&g_api, inner, std::min(inner->struct_size, sizeof g_api));
+  g_api.struct_size = CTL_PLUGIN_API_STRUCT_SIZE;  // entries the CPU plugin lacks stay NULL
+  g_api.name = kPluginName;
+  // Bookkeeping: forwarded, remembering which host, device and size go with each handle.
+  g_api.instance_create = instance_create;
+  g_api.instance_destroy = instance_destroy;
+  g_api.device_get = device_get;
+  g_api.buffer_allocate = buffer_allocate;
+  g_api.buffer_free = buffer_free;
+  if (g_api.buffer_wrap_host) g_api.buffer_wrap_host = buffer_wrap_host;
+  g_api.stream_create = stream_create;
+  g_api.stream_destroy = stream_destroy;
+
+  switch (kDefect) {
+    case Defect::kWrongResult:
+      g_api.op_execute = execute_wrong_result;
+      break;
+    case Defect::kIgnoresStrides:
+      g_api.op_execute = execute_ignores_strides;
+      break;
+    case Defect::kWritesPastEnd:
+      g_api.op_execute = execute_writes_past_end;
+      break;
+    case Defect::kLeaks:
+      g_api.op_execute = execute_leaks;
+      break;
+    case Defect::kSegfault:
+      g_api.op_execute = execute_segfault;
+      break;
+    case Defect::kHangs:
+      g_api.op_execute = execute_hangs;
+      break;
+    case Defect::kAcceptsInvalid:
+      g_api.op_execute = execute_accepts_invalid;
+      g_api.op_supports = supports_accepts_invalid;
+      break;
+    case Defect::kNeedsExtraSync:
+      g_api.op_execute = execute_needs_extra_sync;
+      g_api.stream_synchronize = synchronize_needs_extra_sync;
+      if (g_api.event_record) g_api.event_record = event_record_needs_extra_sync;
+      if (g_api.stream_wait_event) g_api.stream_wait_event = stream_wait_event_needs_extra_sync;
+      // buffer_read/write/copy/fill stay the CPU plugin's: they run at once, ahead of the
+      // queued ops. That is the defect.
+      break;
+    case Defect::kPartial:
+      g_api.device_properties = device_properties_partial;
+      g_api.op_supports = supports_partial;
+      g_api.op_execute = execute_partial;
+      break;
+    case Defect::kUnknown:
+      break;
+  }
+}
+
+bool host_can_log(const ctl_host_api* host) {
+  return host && host->struct_size >= offsetof(ctl_host_api, log) + sizeof host->log && host->log;
+}
+
+}  // namespace
+
+extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_major, uint32_t core_abi_minor,
+                                                             const ctl_host_api* host) {
+  std::lock_guard lock(g_query_mutex);
+  if (!g_library.handle) {
+    void* handle = dlopen(CTL_INNER_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* error = dlerror();
+      if (host_can_log(host)) {
+        sdk::log(host, CTL_LOG_ERROR, "%s: cannot load the real CPU plugin %s: %s", kPluginName, CTL_INNER_PLUGIN,
+                 error ? error : "unknown dlopen error");
+      }
+      return nullptr;
+    }
+    g_library.handle = handle;
+  }
+  auto query = reinterpret_cast<ctl_plugin_query_fn>(dlsym(g_library.handle, CTL_PLUGIN_QUERY_SYMBOL));
+  if (!query) {
+    if (host_can_log(host)) {
+      sdk::log(host, CTL_LOG_ERROR, "%s: %s has no %s", kPluginName, CTL_INNER_PLUGIN, CTL_PLUGIN_QUERY_SYMBOL);
+    }
+    return nullptr;
+  }
+  const ctl_plugin_api* inner = query(core_abi_major, core_abi_minor, host);
+  if (!inner) {
+    if (host_can_log(host)) {
+      sdk::log(host, CTL_LOG_ERROR, "%s: the real CPU plugin %s refused ABI %u.%u", kPluginName, CTL_INNER_PLUGIN,
+               core_abi_major, core_abi_minor);
+    }
+    return nullptr;
+  }
+  if (!g_inner) {
+    build_table(inner);
+    g_inner = inner;
+  }
+  return &g_api;
+}

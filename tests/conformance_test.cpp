@@ -1,0 +1,225 @@
+// conformance_test.cpp — the conformance suite catches each deliberately broken plugin of
+// tests/conformance/ (one defect each, everything else the real CPU plugin), names the op
+// and the reason, survives crashes and hangs, reruns a failing case exactly from the
+// command it prints, and judges a plugin that claims part of the op set only on its claims.
+//
+// Each test runs `catalyst conformance` as a user would and reads its summary (stdout),
+// exit status and JSON/Markdown reports.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct SuiteRun {
+  int exit_code = -1;
+  std::string out;   // the summary on stdout
+  std::string json;  // the JSON report
+  std::string markdown;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs a shell command and returns its exit status and stdout.
+SuiteRun run_command(const std::string& command) {
+  SuiteRun r;
+  FILE* pipe = popen((command + " 2>/dev/null").c_str(), "r");
+  if (!pipe) return r;
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0) r.out.append(chunk, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string temp_dir() {
+  char dir[] = "/tmp/catalyst-conformance-test-XXXXXX";
+  return mkdtemp(dir) ? dir : "/tmp";
+}
+
+std::string broken(const std::string& defect) {
+  return std::string(CTL_BROKEN_PLUGIN_DIR) + "/libcatalyst-broken-" + defect + ".so";
+}
+
+// `catalyst conformance --plugin PLUGIN ARGS` with JSON and Markdown reports.
+SuiteRun conformance(const std::string& plugin, const std::string& args) {
+  const std::string dir = temp_dir();
+  const std::string json = dir + "/report.json", md = dir + "/report.md";
+  SuiteRun r = run_command(std::string(CTL_CATALYST_TOOL) + " conformance --plugin " + plugin + " --jobs 2 --report " +
+                           json + " --markdown " + md + " " + args);
+  r.json = read_file(json);
+  r.markdown = read_file(md);
+  return r;
+}
+
+// The status the JSON report gives case `id` ("" when absent).
+std::string status_of(const SuiteRun& r, const std::string& id) {
+  const size_t at = r.json.find("\"id\": \"" + id + "\"");
+  if (at == std::string::npos) return "";
+  const std::string key = "\"status\": \"";
+  const size_t s = r.json.find(key, at);
+  if (s == std::string::npos) return "";
+  const size_t begin = s + key.size();
+  return r.json.substr(begin, r.json.find('"', begin) - begin);
+}
+
+// Ids of the cases the summary reports as FAIL, CRASH or TIMEOUT.
+std::vector<std::string> failed_ids(const std::string& out) {
+  std::vector<std::string> ids;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    for (const char* word : {"FAIL ", "CRASH ", "TIMEOUT "}) {
+      if (line.rfind(word, 0) == 0) {
+        const size_t begin = std::string(word).size();
+        ids.push_back(line.substr(begin, line.find(' ', begin) - begin));
+      }
+    }
+  }
+  return ids;
+}
+
+// The lines of the summary's block for case `id`, from its header to its rerun line.
+std::string block_of(const std::string& out, const std::string& id) {
+  const size_t at = out.find(" " + id + " [");
+  if (at == std::string::npos) return "";
+  const size_t end = out.find("\n  rerun: ", at);
+  return out.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+std::string rerun_line(const std::string& out, const std::string& id) {
+  const size_t at = out.find(" " + id + " [");
+  if (at == std::string::npos) return "";
+  const std::string key = "\n  rerun: ";
+  const size_t r = out.find(key, at);
+  if (r == std::string::npos) return "";
+  return out.substr(r + key.size(), out.find('\n', r + key.size()) - r - key.size());
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+TEST(Conformance, WrongResultInOneOpAndDtypeIsNamedAndRerunsExactly) {
+  const SuiteRun r = conformance(broken("wrong-result"), "--filter 'exp.*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto failed = failed_ids(r.out);
+  ASSERT_FALSE(failed.empty()) << r.out;
+  for (const auto& id : failed) EXPECT_TRUE(starts_with(id, "exp.f32.")) << id << " failed\n" << r.out;
+  EXPECT_EQ(status_of(r, "exp.f64.0"), "pass");
+  EXPECT_EQ(status_of(r, "exp.f16.0"), "pass");
+  const std::string block = block_of(r.out, failed.front());
+  EXPECT_NE(block.find("elements differ from the reference"), std::string::npos) << block;
+  EXPECT_NE(block.find("worst element"), std::string::npos) << block;
+  EXPECT_NE(block.find("expected"), std::string::npos) << block;
+  EXPECT_NE(block.find("strides"), std::string::npos) << block;
+
+  // The printed command reruns exactly that case, with the same verdict and numbers.
+  const std::string rerun = rerun_line(r.out, failed.front());
+  ASSERT_NE(rerun.find("--filter"), std::string::npos) << rerun;
+  const SuiteRun again = run_command(rerun);
+  EXPECT_EQ(again.exit_code, 1) << again.out;
+  EXPECT_EQ(failed_ids(again.out), std::vector<std::string>{failed.front()}) << again.out;
+  EXPECT_EQ(block_of(again.out, failed.front()), block);
+}
+
+TEST(Conformance, IgnoredInputStridesFailOnlyTheStridedCases) {
+  const SuiteRun r = conformance(broken("ignores-strides"), "--filter 'add.f32.*,sub.f32.*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(status_of(r, "add.f32.0"), "pass") << "contiguous operands of one shape must still pass";
+  EXPECT_EQ(status_of(r, "add.f32.1"), "fail") << "a permuted input with a broadcast partner must fail";
+  for (const auto& id : failed_ids(r.out)) EXPECT_TRUE(starts_with(id, "add.f32.")) << id;
+  EXPECT_NE(block_of(r.out, "add.f32.1").find("permuted"), std::string::npos) << r.out;
+}
+
+TEST(Conformance, WritePastTheOutputIsCaughtByTheGuard) {
+  const SuiteRun r = conformance(broken("writes-past-end"), "--filter 'mul.i32.*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto failed = failed_ids(r.out);
+  ASSERT_FALSE(failed.empty()) << r.out;
+  EXPECT_NE(block_of(r.out, failed.front()).find("past the output's last element"), std::string::npos) << r.out;
+}
+
+TEST(Conformance, LeakedHostAllocationsAreReportedWithTheOp) {
+  const SuiteRun r = conformance(broken("leaks"), "--filter 'sub.f32.*,add.f32.0'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(status_of(r, "sub.leaks"), "fail") << r.json;
+  EXPECT_EQ(status_of(r, "add.f32.0"), "pass");
+  const std::string block = block_of(r.out, "sub.leaks");
+  EXPECT_NE(block.find("still live after instance_destroy"), std::string::npos) << r.out;
+  EXPECT_NE(block.find("sub.f32."), std::string::npos) << "the cases that leaked are named: " << block;
+  EXPECT_EQ(r.out.find("add.leaks"), std::string::npos);
+}
+
+TEST(Conformance, ASegfaultInOneOpIsReportedAndTheRunGoesOn) {
+  const SuiteRun r = conformance(broken("segfault"), "--filter 'div.f32.0,div.f32.1,div.f64.0,exp.f32.0'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(status_of(r, "div.f32.0"), "crash");
+  EXPECT_EQ(status_of(r, "div.f32.1"), "crash") << "the group resumes after the crashing case";
+  EXPECT_EQ(status_of(r, "div.f64.0"), "pass");
+  EXPECT_EQ(status_of(r, "exp.f32.0"), "pass");
+  EXPECT_NE(block_of(r.out, "div.f32.0").find("SIGSEGV"), std::string::npos) << r.out;
+}
+
+TEST(Conformance, AHangIsReportedAsATimeout) {
+  const SuiteRun r = conformance(broken("hangs"), "--filter 'sqrt.f32.0,exp.f32.0' --timeout 3");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(status_of(r, "sqrt.f32.0"), "timeout");
+  EXPECT_EQ(status_of(r, "exp.f32.0"), "pass");
+  EXPECT_NE(block_of(r.out, "sqrt.f32.0").find("timeout"), std::string::npos) << r.out;
+}
+
+TEST(Conformance, SuccessForAnInvalidCallFails) {
+  const SuiteRun r = conformance(broken("accepts-invalid"), "--filter 'contract.bad_calls.*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(status_of(r, "contract.bad_calls.unknown_op_id"), "fail") << r.out;
+  EXPECT_EQ(status_of(r, "contract.bad_calls.add_mixed_dtypes"), "fail") << r.out;
+  EXPECT_NE(block_of(r.out, "contract.bad_calls.unknown_op_id").find("9999"), std::string::npos) << r.out;
+}
+
+TEST(Conformance, ResultsThatNeedAnExtraSynchronizeFail) {
+  const SuiteRun r = conformance(broken("needs-extra-sync"), "--filter 'exp.f32.0,contract.streams.ordered_ops'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(status_of(r, "exp.f32.0"), "fail") << r.out;
+  EXPECT_EQ(status_of(r, "contract.streams.ordered_ops"), "fail") << r.out;
+}
+
+TEST(Conformance, APartialPluginIsJudgedOnlyOnItsClaims) {
+  const SuiteRun r = conformance(broken("partial"), "--level full");
+  // Nothing it claims fails, but it cannot reach core: inference needs the whole op set.
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(failed_ids(r.out).empty()) << r.out;
+  EXPECT_EQ(status_of(r, "add.f32.0"), "pass");
+  EXPECT_EQ(status_of(r, "add.i32.0"), "pass");
+  EXPECT_EQ(status_of(r, "matmul.f32.0"), "unsupported");
+  EXPECT_EQ(status_of(r, "add.f64.0"), "unsupported") << "f64 is not in its dtype_mask";
+  EXPECT_NE(r.json.find("\"level_reached\": \"none\""), std::string::npos);
+  EXPECT_NE(r.markdown.find("| add | ✅"), std::string::npos) << r.markdown;
+  EXPECT_NE(r.markdown.find("| matmul | ➖"), std::string::npos) << r.markdown;
+  EXPECT_NE(r.out.find("level reached: none"), std::string::npos) << r.out;
+}
+
+TEST(Conformance, UnknownPluginAndBadOptionsAreUsageErrors) {
+  EXPECT_EQ(run_command(std::string(CTL_CATALYST_TOOL) + " conformance --plugin /nonexistent/libx.so").exit_code, 3);
+  EXPECT_EQ(run_command(std::string(CTL_CATALYST_TOOL) + " conformance --plugin cpu --level fastest").exit_code, 3);
+  EXPECT_EQ(run_command(std::string(CTL_CATALYST_TOOL) + " conformance").exit_code, 3);
+  const SuiteRun list = run_command(std::string(CTL_CATALYST_TOOL) + " conformance --list --filter 'matmul.f16.*'");
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_NE(list.out.find("matmul.f16.0"), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("matmul.f32.0"), std::string::npos) << list.out;
+}
+
+}  // namespace
