@@ -131,12 +131,14 @@ char* bytes(ctl_plugin_buffer* buffer, uint64_t offset) {
 // A real device would enqueue these on the stream; host memory can copy at once.
 ctl_status* buffer_write(ctl_plugin_stream*, ctl_plugin_buffer* buffer, uint64_t offset, const void* source,
                          uint64_t size) {
+  if (size == 0) return nullptr;  // source may be NULL then, and memcpy must not see NULL
   std::memcpy(bytes(buffer, offset), source, size);
   return nullptr;
 }
 
 ctl_status* buffer_read(ctl_plugin_stream*, ctl_plugin_buffer* buffer, uint64_t offset, void* destination,
                         uint64_t size) {
+  if (size == 0) return nullptr;
   std::memcpy(destination, bytes(buffer, offset), size);
   return nullptr;
 }
@@ -159,8 +161,14 @@ ctl_status* stream_synchronize(ctl_plugin_stream*) {
 }
 
 ctl_status* op_supports(ctl_plugin_device* handle, const ctl_op_call* call) {
-  return catalyst::sdk::make_status(host_of(reinterpret_cast<Device*>(handle)), CTL_STATUS_UNSUPPORTED,
-                                    "%s does not implement op %d yet", kPluginName, static_cast<int>(call->op));
+  const ctl_host_api* host = host_of(reinterpret_cast<Device*>(handle));
+  if (!call) return catalyst::sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s: call is NULL", kPluginName);
+  // An op id from a caller may be any int: read it as one, never as the enum (loading an
+  // out-of-range enum value is undefined behaviour in C++).
+  static_assert(sizeof(ctl_op_id) == sizeof(int), "ctl_op_id is read as an int");
+  int op = 0;
+  std::memcpy(&op, &call->op, sizeof op);
+  return catalyst::sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s does not implement op %d yet", kPluginName, op);
 }
 
 ctl_status* op_execute(ctl_plugin_stream* handle, const ctl_op_call* call) {
