@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CTL_ABI_VERSION_MAJOR 1
-#define CTL_ABI_VERSION_MINOR 0
+#define CTL_ABI_VERSION_MINOR 1
 
 /* Largest tensor rank the ABI carries. */
 #define CTL_MAX_RANK 8
@@ -347,7 +347,28 @@ typedef enum ctl_op_id {
   CTL_OP_FILL = 165,           /* no inputs; attrs ctl_fill_attrs */
   CTL_OP_ARANGE = 166,         /* no inputs; 1-D output; attrs ctl_arange_attrs */
   CTL_OP_RANDOM_UNIFORM = 167, /* no inputs; attrs ctl_random_attrs; float dtypes */
-  CTL_OP_RANDOM_NORMAL = 168
+  CTL_OP_RANDOM_NORMAL = 168,
+  /* losses and optimizer steps (ABI 1.1) */
+  CTL_OP_CROSS_ENTROPY = 192,          /* inputs logits (..., C) float, target (...) i32|i64 class
+                                          ids; attrs ctl_cross_entropy_attrs; output loss: (...)
+                                          for CTL_REDUCTION_NONE, else a scalar; logits' dtype */
+  CTL_OP_CROSS_ENTROPY_BACKWARD = 193, /* inputs logits, target, grad_loss (shaped as the loss);
+                                          same attrs; output grad_logits (..., C) */
+  CTL_OP_ADAMW_STEP = 194,             /* input grad; outputs param, exp_avg, exp_avg_sq, read and
+                                          updated in place (ctl_op_run_into only); one float
+                                          dtype and shape; attrs ctl_adamw_attrs */
+  /* backward forms that would be slow as compositions (ABI 1.1) */
+  CTL_OP_SOFTMAX_BACKWARD = 224,     /* inputs y (softmax's output), dy; attrs ctl_axis_attrs
+                                        (NULL: last axis); output dx = y * (dy - sum(dy * y)) */
+  CTL_OP_LOG_SOFTMAX_BACKWARD = 225, /* inputs y (log_softmax's output), dy; attrs as softmax;
+                                        output dx = dy - exp(y) * sum(dy) */
+  CTL_OP_LAYER_NORM_BACKWARD = 226,  /* inputs dy, x, mean, rstd (layer_norm's outputs),
+                                        weight|NULL; attrs ctl_norm_attrs (unused, may be NULL);
+                                        outputs dx and, optionally, dweight and dbias (N) */
+  CTL_OP_RMS_NORM_BACKWARD = 227,    /* inputs dy, x, rstd, weight|NULL; outputs dx and,
+                                        optionally, dweight (N) */
+  CTL_OP_GELU_BACKWARD = 228,        /* inputs dy, x (broadcast); output dx = dy * gelu'(x) */
+  CTL_OP_GELU_TANH_BACKWARD = 229    /* the same for the tanh approximation */
 } ctl_op_id;
 
 /* The op's name ("add", "matmul", ...) or NULL for an unknown id. */
@@ -427,6 +448,39 @@ typedef struct ctl_random_attrs {
 } ctl_random_attrs;
 #define CTL_RANDOM_ATTRS_STRUCT_SIZE (offsetof(ctl_random_attrs, b) + sizeof(double))
 
+/* How a loss over many elements is reduced. A zeroed struct means the mean. */
+typedef enum ctl_reduction {
+  CTL_REDUCTION_MEAN = 0, /* over the targets that are not ignored; NaN when all are */
+  CTL_REDUCTION_SUM = 1,
+  CTL_REDUCTION_NONE = 2 /* one loss per target */
+} ctl_reduction;
+
+/* Cross-entropy of softmax(logits) over the last axis against class ids (ABI 1.1). A target
+ * outside [0, C) that is not ignored makes its loss, and its gradient row, NaN. */
+typedef struct ctl_cross_entropy_attrs {
+  size_t struct_size; /* CTL_CROSS_ENTROPY_ATTRS_STRUCT_SIZE */
+  ctl_reduction reduction;
+  int64_t ignore_index;  /* targets equal to it contribute no loss and no gradient ... */
+  bool ignore_index_set; /* ... when this is true */
+} ctl_cross_entropy_attrs;
+#define CTL_CROSS_ENTROPY_ATTRS_STRUCT_SIZE (offsetof(ctl_cross_entropy_attrs, ignore_index_set) + sizeof(bool))
+
+/* One AdamW update with decoupled weight decay (ABI 1.1), element by element:
+ *   param -= lr * weight_decay * param
+ *   exp_avg = beta1 * exp_avg + (1 - beta1) * grad
+ *   exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * grad^2
+ *   param -= lr * (exp_avg / (1 - beta1^step)) / (sqrt(exp_avg_sq / (1 - beta2^step)) + eps) */
+typedef struct ctl_adamw_attrs {
+  size_t struct_size; /* CTL_ADAMW_ATTRS_STRUCT_SIZE */
+  double lr;
+  double beta1;
+  double beta2;
+  double eps;
+  double weight_decay;
+  uint64_t step; /* 1 for the first update; 0 is invalid */
+} ctl_adamw_attrs;
+#define CTL_ADAMW_ATTRS_STRUCT_SIZE (offsetof(ctl_adamw_attrs, step) + sizeof(uint64_t))
+
 /* Runs `op` on the device of its inputs and returns freshly allocated outputs: each
  * out_tensors[i] receives a new reference. Ops with no inputs (fill, arange, random) need
  * ctl_op_run_into. Inputs must live on one device. `attrs` may be NULL where the op's
@@ -447,6 +501,39 @@ CTL_EXPORT ctl_status* ctl_op_softmax(ctl_tensor* x, int64_t axis, ctl_tensor** 
 CTL_EXPORT ctl_status* ctl_op_reduce(ctl_op_id op, ctl_tensor* x, size_t axis_count, const int64_t* axes, bool keepdims,
                                      ctl_tensor** out_tensor);
 CTL_EXPORT ctl_status* ctl_op_cast(ctl_tensor* x, ctl_dtype dtype, ctl_tensor** out_tensor);
+
+/* ----------------------------------------------------------------------------------------
+ * Autograd (ABI 1.1)
+ *
+ * Reverse mode, recorded as ops. While gradients are enabled on a runtime (the default),
+ * every ctl_op_run and every view whose float inputs require gradients records how to undo
+ * itself; ctl_tensor_backward replays that record backwards as ordinary op calls, so it
+ * works on any device whose plugin runs the ops. ctl_op_run_into, ctl_tensor_to_device and
+ * DLPack are not recorded. A tensor's record lives as long as the tensor: backward may run
+ * more than once, and gradients of leaves add up until ctl_tensor_zero_grad. Gradients
+ * flow only through float tensors; comparisons, argmax/argmin and creation ops stop them.
+ * -------------------------------------------------------------------------------------- */
+
+/* Marks a leaf (a tensor no recorded op produced) as needing a gradient. The dtype must be
+ * f32, f64, f16 or bf16. Fails for a tensor an op produced: its gradient is derived. */
+CTL_EXPORT ctl_status* ctl_tensor_set_requires_grad(ctl_tensor* tensor, bool requires_grad);
+/* True for a leaf marked with ctl_tensor_set_requires_grad and for any tensor a recorded
+ * op produced from one. False for NULL. */
+CTL_EXPORT bool ctl_tensor_requires_grad(const ctl_tensor* tensor);
+/* The gradient accumulated on a leaf by ctl_tensor_backward, shaped like it, on its device.
+ * *out_grad: new reference, or NULL when there is none yet. */
+CTL_EXPORT ctl_status* ctl_tensor_grad(const ctl_tensor* tensor, ctl_tensor** out_grad);
+/* Drops a leaf's accumulated gradient (the next backward starts from zero). */
+CTL_EXPORT ctl_status* ctl_tensor_zero_grad(ctl_tensor* tensor);
+/* Backpropagates from `tensor`. grad_output is d(loss)/d(tensor), shaped like it; NULL means
+ * 1 and needs a tensor of one element. Adds into the gradients of every leaf reached. */
+CTL_EXPORT ctl_status* ctl_tensor_backward(ctl_tensor* tensor, ctl_tensor* grad_output);
+/* The same data (shared storage) outside the record: no gradient flows through it.
+ * *out_tensor: new reference. */
+CTL_EXPORT ctl_status* ctl_tensor_detach(ctl_tensor* tensor, ctl_tensor** out_tensor);
+/* Turns recording on or off for ops run on the runtime's devices (off: a no-grad mode for
+ * evaluation and optimizer steps). *out_previous (may be NULL) receives the old setting. */
+CTL_EXPORT ctl_status* ctl_runtime_set_grad_enabled(ctl_runtime* runtime, bool enabled, bool* out_previous);
 
 /* ----------------------------------------------------------------------------------------
  * DLPack interchange (declared with incomplete types so this header needs no dlpack.h;

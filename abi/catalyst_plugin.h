@@ -103,6 +103,15 @@ typedef struct ctl_tensor_view {
  *    output shape;
  *  - softmax / log_softmax / gather / scatter_add / concat: axis is non-negative;
  *  - layer_norm / rms_norm: epsilon is set; absent optional inputs and outputs are NULL;
+ *  - gelu_backward / gelu_tanh_backward (1.1): broadcast like elementwise binary ops;
+ *  - softmax_backward / log_softmax_backward (1.1): y and dy share one shape; axis is
+ *    non-negative;
+ *  - layer_norm_backward / rms_norm_backward (1.1): dy and x share one shape; mean and rstd
+ *    are x.shape[:-1] (f32 for f16/bf16 x); absent weight and outputs are NULL;
+ *  - cross_entropy / cross_entropy_backward (1.1): target is logits.shape[:-1] (i32 or
+ *    i64); attrs are always present;
+ *  - adamw_step (1.1): the three outputs are read and written in place; attrs are present
+ *    and checked (step >= 1, betas in [0, 1), eps > 0);
  *  - outputs never overlap inputs.
  * Attribute structs are exactly the ones of catalyst.h. */
 typedef struct ctl_op_call {

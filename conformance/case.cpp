@@ -29,6 +29,7 @@ std::vector<Case> all_cases() {
   std::vector<Case> cases;
   add_contract_cases(cases);
   add_numeric_cases(cases);
+  add_training_cases(cases);
   return cases;
 }
 

@@ -341,48 +341,70 @@ std::vector<double> Harness::reference_values(ctl_op_id op, const std::vector<ct
 
 void Harness::run(ctl_op_id op, const std::vector<const Operand*>& inputs, const void* attrs, size_t output_count,
                   const std::vector<Tolerance>& tols, OutputLayout out_layout, const Operand* initial) {
-  // What the op produces, from the core's own validation of the reference-side call (or,
-  // for an op that updates its output, the shape of the starting contents).
-  std::vector<ctl_tensor*> ref_in;
-  for (const Operand* in : inputs) ref_in.push_back(in ? in->reference.get() : nullptr);
-  if (initial) {
-    const ctl_tensor* t = initial->reference.get();
-    std::vector<int64_t> shape(ctl_tensor_rank(t));
-    for (size_t i = 0; i < shape.size(); ++i) shape[i] = ctl_tensor_dim(t, static_cast<int64_t>(i));
-    run_outputs(op, inputs, attrs, {true}, {ctl_tensor_dtype(t)}, {shape}, tols, out_layout, initial);
-    return;
-  }
-  PreparedOp prepared;
-  check_ok(prepare_op(op, ref_in.size(), ref_in.data(), attrs, output_count, nullptr, true, &prepared),
-           std::string("internal: the suite built an invalid ") + ctl_op_name(op) + " call");
+  run(op, inputs, attrs, initial ? 1 : output_count, tols, out_layout,
+      initial ? std::vector<const Operand*>{initial} : std::vector<const Operand*>{});
+}
+
+void Harness::run(ctl_op_id op, const std::vector<const Operand*>& inputs, const void* attrs, size_t output_count,
+                  const std::vector<Tolerance>& tols, OutputLayout out_layout,
+                  const std::vector<const Operand*>& initial, const std::vector<bool>& requested) {
   std::vector<bool> present;
   std::vector<ctl_dtype> dtypes;
   std::vector<std::vector<int64_t>> shapes;
-  for (size_t k = 0; k < output_count; ++k) {
-    const OutputSpec& spec = prepared.outputs[k];
-    present.push_back(spec.present);
-    dtypes.push_back(spec.dtype);
-    shapes.emplace_back(spec.shape.begin(), spec.shape.begin() + spec.rank);
+  const bool all_initial = output_count > 0 && initial.size() >= output_count &&
+                           std::all_of(initial.begin(), initial.begin() + static_cast<std::ptrdiff_t>(output_count),
+                                       [](const Operand* o) { return o != nullptr; });
+  if (all_initial) {
+    // An op that updates its outputs: they have the shapes of their starting contents.
+    for (size_t k = 0; k < output_count; ++k) {
+      const ctl_tensor* t = initial[k]->reference.get();
+      std::vector<int64_t> shape(ctl_tensor_rank(t));
+      for (size_t i = 0; i < shape.size(); ++i) shape[i] = ctl_tensor_dim(t, static_cast<int64_t>(i));
+      present.push_back(true);
+      dtypes.push_back(ctl_tensor_dtype(t));
+      shapes.push_back(std::move(shape));
+    }
+  } else {
+    // What the op produces, from the core's own validation of the reference-side call.
+    std::vector<ctl_tensor*> ref_in;
+    for (const Operand* in : inputs) ref_in.push_back(in ? in->reference.get() : nullptr);
+    PreparedOp prepared;
+    check_ok(prepare_op(op, ref_in.size(), ref_in.data(), attrs, output_count, nullptr, true, &prepared),
+             std::string("internal: the suite built an invalid ") + ctl_op_name(op) + " call");
+    for (size_t k = 0; k < output_count; ++k) {
+      const OutputSpec& spec = prepared.outputs[k];
+      present.push_back(spec.present);
+      dtypes.push_back(spec.dtype);
+      shapes.emplace_back(spec.shape.begin(), spec.shape.begin() + spec.rank);
+    }
+  }
+  for (size_t k = 0; k < output_count && k < requested.size(); ++k) {
+    if (!requested[k]) present[k] = false;
   }
   run_outputs(op, inputs, attrs, present, dtypes, shapes, tols, out_layout, initial);
 }
 
 void Harness::run_creation(ctl_op_id op, ctl_dtype dtype, const std::vector<int64_t>& shape, const void* attrs,
                            const Tolerance& tol, OutputLayout out_layout) {
-  run_outputs(op, {}, attrs, {true}, {dtype}, {shape}, {tol}, out_layout, nullptr);
+  run_outputs(op, {}, attrs, {true}, {dtype}, {shape}, {tol}, out_layout, {});
 }
 
 void Harness::run_outputs(ctl_op_id op, const std::vector<const Operand*>& inputs, const void* attrs,
                           const std::vector<bool>& present, const std::vector<ctl_dtype>& dtypes,
                           const std::vector<std::vector<int64_t>>& shapes, const std::vector<Tolerance>& tols,
-                          OutputLayout out_layout, const Operand* initial) {
+                          OutputLayout out_layout, const std::vector<const Operand*>& initial) {
   const char* name = ctl_op_name(op);
   for (ctl_dtype d : dtypes) require_dtype(d, "an output");
-  std::vector<unsigned char> initial_bytes;
-  if (initial) {
-    initial_bytes.resize(static_cast<size_t>(ctl_tensor_numel(initial->reference.get())) *
-                         ctl_dtype_size(ctl_tensor_dtype(initial->reference.get())));
-    check_ok(ctl_tensor_to_host(initial->reference.get(), initial_bytes.data(), initial_bytes.size()),
+  // The starting contents of each output (empty: none), row-major.
+  std::vector<std::vector<unsigned char>> initial_bytes(dtypes.size());
+  for (size_t k = 0; k < dtypes.size() && k < initial.size(); ++k) {
+    if (!initial[k] || !present[k]) continue;
+    const ctl_tensor* t = initial[k]->reference.get();
+    if (ctl_tensor_dtype(t) != dtypes[k] || ctl_tensor_numel(t) != numel_of(shapes[k])) {
+      throw CaseFailure("internal: the starting contents of output " + std::to_string(k) + " do not fit it");
+    }
+    initial_bytes[k].resize(static_cast<size_t>(ctl_tensor_numel(t)) * ctl_dtype_size(dtypes[k]));
+    check_ok(ctl_tensor_to_host(t, initial_bytes[k].data(), initial_bytes[k].size()),
              "internal: reading initial output values");
   }
   std::vector<GuardedOutput> dev_out, ref_out;
@@ -395,7 +417,7 @@ void Harness::run_outputs(ctl_op_id op, const std::vector<const Operand*>& input
       ref_views.push_back(nullptr);
       continue;
     }
-    const auto& init = k == 0 ? initial_bytes : std::vector<unsigned char>{};
+    const auto& init = initial_bytes[k];
     ref_out.push_back(make_guarded_output(ctx_.reference, ctx_.reference, dtypes[k], shapes[k], out_layout, init));
     dev_out.push_back(make_guarded_output(ctx_.device, ctx_.reference, dtypes[k], shapes[k], out_layout, init));
     ref_views.push_back(ref_out.back().view.get());

@@ -52,12 +52,19 @@ class Harness {
   Operand input_from(ctl_dtype dtype, const std::vector<int64_t>& shape, const std::vector<double>& values);
 
   // Runs `op` on both devices into guarded outputs of the shapes and dtypes the op
-  // produces, and compares output k with tols[k] (the last entry repeats). `present` says,
-  // per output, whether it is requested (optional outputs of the norms). `initial` gives
-  // the outputs' starting contents (matmul with beta), or nullptr for none.
+  // produces, and compares output k with tols[k] (the last entry repeats). Every output up
+  // to output_count is requested. `initial` gives output 0's starting contents (matmul
+  // with beta), or nullptr for none.
   void run(ctl_op_id op, const std::vector<const Operand*>& inputs, const void* attrs, size_t output_count,
            const std::vector<Tolerance>& tols, OutputLayout out_layout = OutputLayout::kContiguous,
            const Operand* initial = nullptr);
+  // The same with, per output k, initial[k]: its starting contents, or nullptr for none (an
+  // op that updates its outputs in place, adamw_step, gives all of them: the outputs then
+  // take their shapes and dtypes from these), and requested[k]: false passes NULL for an
+  // optional output (empty: all requested).
+  void run(ctl_op_id op, const std::vector<const Operand*>& inputs, const void* attrs, size_t output_count,
+           const std::vector<Tolerance>& tols, OutputLayout out_layout, const std::vector<const Operand*>& initial,
+           const std::vector<bool>& requested = {});
   // The same for ops without inputs (fill, arange, random): the outputs' shape and dtype
   // are given.
   void run_creation(ctl_op_id op, ctl_dtype dtype, const std::vector<int64_t>& shape, const void* attrs,
@@ -77,7 +84,7 @@ class Harness {
   void run_outputs(ctl_op_id op, const std::vector<const Operand*>& inputs, const void* attrs,
                    const std::vector<bool>& present, const std::vector<ctl_dtype>& dtypes,
                    const std::vector<std::vector<int64_t>>& shapes, const std::vector<Tolerance>& tols,
-                   OutputLayout out_layout, const Operand* initial);
+                   OutputLayout out_layout, const std::vector<const Operand*>& initial);
 
   CaseContext& ctx_;
 };

@@ -53,10 +53,12 @@ void decide_level(const Options& o, RunResults& r) {
   // A level is reached when no case at or below it failed, and (core) no required case was
   // unsupported: inference needs the whole op set in the required dtypes.
   bool failed[3] = {false, false, false};
-  std::set<std::string> missing_core;
+  std::set<std::string> missing_core, missing_training;
   for (const CaseResult& c : r.cases) {
     const int l = static_cast<int>(c.level);
     if (c.failed()) failed[l] = true;
+    // Training needs the training ops in the required dtypes, as core needs the op set.
+    if (c.level == Level::kTraining && c.status == "unsupported") missing_training.insert(c.op + " " + c.dtype);
     // Optional plugin entries (events, buffer_copy, ...) may be absent: an unsupported
     // contract case never holds a plugin back.
     if (c.level == Level::kCore && c.status == "unsupported" && c.op != "contract") {
@@ -66,7 +68,7 @@ void decide_level(const Options& o, RunResults& r) {
   std::string reached = "none";
   if (!failed[0] && missing_core.empty()) {
     reached = "core";
-    if (o.level >= Level::kTraining && !failed[1]) {
+    if (o.level >= Level::kTraining && !failed[1] && missing_training.empty()) {
       reached = "training";
       if (o.level >= Level::kFull && !failed[2]) reached = "full";
     }
@@ -82,6 +84,12 @@ void decide_level(const Options& o, RunResults& r) {
     r.level_note = "core needs every op in f32, i32, i64 and bool where the op takes them; unclaimed: " + list;
   } else if (failed[0]) {
     r.level_note = "core cases failed";
+  } else if (o.level >= Level::kTraining && !missing_training.empty()) {
+    std::string list;
+    for (const auto& m : missing_training) list += (list.empty() ? "" : ", ") + m;
+    r.level_note = "training needs the training ops in f32; unclaimed: " + list;
+  } else if (o.level >= Level::kTraining && failed[1]) {
+    r.level_note = "training cases failed";
   }
 }
 

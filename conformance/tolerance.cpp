@@ -93,7 +93,7 @@ Comparison compare_elements(const std::vector<unsigned char>& got_bytes, const s
     } else {
       const double t = allowed_error(tol, d, e, i);
       const double diff = std::fabs(g - e);
-      if (diff > t) {
+      if (!(diff <= t)) {  // a NaN bound (a NaN scale) fails rather than passing silently
         why = "differs by " + number(diff) + ", tolerance (" + tol_name(tol.kind) + ") " + number(t);
         excess = diff / t;
       } else if (tol.kind == Tol::kArith && e == 0 && g == 0 && std::signbit(e) != std::signbit(g)) {

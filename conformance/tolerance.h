@@ -20,6 +20,10 @@
 //  - kRowNorm (logsumexp, softmax, log_softmax, layer_norm, rms_norm): a sum over the row
 //    and one or two transcendental steps: 4 (n + 8) u_acc (1 + |e|) plus 2u|e|.
 //  - kNormal (random_normal): Box-Muller in double on both sides: 4u(1 + |e|).
+//  - The training ops (training_cases.cpp) reuse these kinds. adamw_step: kTranscendental
+//    (a few roundings of O(1) values per element). cross_entropy and its backward and the
+//    six *_backward ops: kSum with n and a per-element S that bound the op's own arithmetic,
+//    computed on the host from the inputs (the table in conformance/README.md gives each).
 // Every non-exact bound also allows an absolute error of the smallest normal number of the
 // dtype: OpenCL and Vulkan let a device flush subnormal results of arithmetic to zero.
 // Data movement and sign ops (kExact) must still keep subnormals.

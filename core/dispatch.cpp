@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "autograd.h"
 #include "c_guard.h"
 #include "op_schema.h"
 #include "status.h"
@@ -138,6 +139,12 @@ ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
   if (ctl_status* status = submit(prepared, output_count, outputs.data())) {
     release_all();
     return status;
+  }
+  try {
+    record_op(prepared, attrs, input_count, inputs, output_count, outputs.data());
+  } catch (const std::bad_alloc&) {
+    release_all();
+    return make_status(CTL_STATUS_OUT_OF_MEMORY, "%s: out of memory recording the op for autograd", op_name(op));
   }
   std::copy(outputs.begin(), outputs.end(), out_tensors);
   return nullptr;

@@ -4,6 +4,7 @@
 #include "enum_value.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -27,7 +28,12 @@ enum class Family {
   kConcat,
   kGather,
   kScatterAdd,
-  kCreate
+  kCreate,
+  kCrossEntropy,  // forward and backward
+  kAdamw,
+  kSoftmaxBackward,
+  kLayerNormBackward,
+  kRmsNormBackward
 };
 enum class Dtypes { kFloat, kNumeric, kAll, kMatmul };
 
@@ -89,6 +95,15 @@ constexpr OpInfo kOps[] = {
     {CTL_OP_ARANGE, "arange", Family::kCreate, Dtypes::kNumeric},
     {CTL_OP_RANDOM_UNIFORM, "random_uniform", Family::kCreate, Dtypes::kFloat},
     {CTL_OP_RANDOM_NORMAL, "random_normal", Family::kCreate, Dtypes::kFloat},
+    {CTL_OP_CROSS_ENTROPY, "cross_entropy", Family::kCrossEntropy, Dtypes::kFloat},
+    {CTL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", Family::kCrossEntropy, Dtypes::kFloat},
+    {CTL_OP_ADAMW_STEP, "adamw_step", Family::kAdamw, Dtypes::kFloat},
+    {CTL_OP_SOFTMAX_BACKWARD, "softmax_backward", Family::kSoftmaxBackward, Dtypes::kFloat},
+    {CTL_OP_LOG_SOFTMAX_BACKWARD, "log_softmax_backward", Family::kSoftmaxBackward, Dtypes::kFloat},
+    {CTL_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", Family::kLayerNormBackward, Dtypes::kFloat},
+    {CTL_OP_RMS_NORM_BACKWARD, "rms_norm_backward", Family::kRmsNormBackward, Dtypes::kFloat},
+    {CTL_OP_GELU_BACKWARD, "gelu_backward", Family::kBinary, Dtypes::kFloat},
+    {CTL_OP_GELU_TANH_BACKWARD, "gelu_tanh_backward", Family::kBinary, Dtypes::kFloat},
 };
 
 const OpInfo* find_op(const ctl_op_id& op) {
@@ -242,6 +257,15 @@ class Preparer {
         return gather_scatter();
       case Family::kCreate:
         return create();
+      case Family::kCrossEntropy:
+        return cross_entropy();
+      case Family::kAdamw:
+        return adamw();
+      case Family::kSoftmaxBackward:
+        return softmax_backward();
+      case Family::kLayerNormBackward:
+      case Family::kRmsNormBackward:
+        return normalization_backward();
     }
     return make_status(CTL_STATUS_INTERNAL, "%s: no schema", info_.name);
   }
@@ -517,6 +541,180 @@ class Preparer {
     out_->has_attrs = true;
     CTL_RETURN_IF_ERROR(normalize_axis(info_, a.axis, layout(0).rank, "attrs->axis", &a.axis));
     out_->outputs = {spec_of(layout(0).dtype, layout(0).rank, layout(0).shape.data())};
+    return nullptr;
+  }
+
+  // Checks that inputs[i] has exactly inputs[0]'s shape (no broadcasting).
+  ctl_status* same_shape(size_t i, size_t j, const char* what) {
+    const Layout& a = layout(i);
+    const Layout& b = layout(j);
+    if (a.rank != b.rank || !std::equal(a.shape.begin(), a.shape.begin() + a.rank, b.shape.begin())) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: inputs[%zu] has shape %s but inputs[%zu] has %s; %s",
+                         info_.name, j, shape_words(b).c_str(), i, shape_words(a).c_str(), what);
+    }
+    return nullptr;
+  }
+
+  static std::string shape_words(const Layout& l) {
+    std::string s = "[";
+    for (uint32_t d = 0; d < l.rank; ++d) s += (d ? "," : "") + std::to_string(l.shape[d]);
+    return s + "]";
+  }
+
+  // Checks a 1-D parameter of length n (weight, bias) at inputs[i].
+  ctl_status* per_feature(size_t i, int64_t n, const char* name) {
+    const Layout& p = layout(i);
+    if (p.rank != 1 || p.shape[0] != n) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "%s: inputs[%zu] (%s) has shape %s; it must be 1-D of length %lld, the size of the last axis",
+                         info_.name, i, name, shape_words(p).c_str(), static_cast<long long>(n));
+    }
+    return nullptr;
+  }
+
+  // cross_entropy (logits, target) and cross_entropy_backward (logits, target, grad_loss).
+  ctl_status* cross_entropy() {
+    const bool backward = info_.op == CTL_OP_CROSS_ENTROPY_BACKWARD;
+    const size_t n = backward ? 3 : 2;
+    CTL_RETURN_IF_ERROR(arity(n, n, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    const Layout& logits = layout(0);
+    const Layout& target = layout(1);
+    if (logits.rank < 1) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: inputs[0] (logits) is a scalar; it needs a class axis",
+                         info_.name);
+    }
+    if (target.dtype != CTL_DTYPE_I32 && target.dtype != CTL_DTYPE_I64) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: inputs[1] (target) has dtype %s; class ids are i32 or i64",
+                         info_.name, ctl_dtype_name(target.dtype));
+    }
+    if (target.rank != logits.rank - 1 ||
+        !std::equal(target.shape.begin(), target.shape.begin() + target.rank, logits.shape.begin())) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "%s: inputs[1] (target) has shape %s; it must be the logits' shape %s without the class axis",
+                         info_.name, shape_words(target).c_str(), shape_words(logits).c_str());
+    }
+    ctl_cross_entropy_attrs& a = out_->attrs.cross_entropy;
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_CROSS_ENTROPY_ATTRS_STRUCT_SIZE, &a));
+    out_->has_attrs = true;
+    const int reduction = enum_value(a.reduction);
+    if (reduction < CTL_REDUCTION_MEAN || reduction > CTL_REDUCTION_NONE) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: attrs->reduction is %d; use a ctl_reduction value",
+                         info_.name, reduction);
+    }
+    const bool per_target = reduction == CTL_REDUCTION_NONE;
+    if (backward) {
+      CTL_RETURN_IF_ERROR(same_dtype(0, 2));
+      const Layout& g = layout(2);
+      const bool ok = per_target ? (g.rank == target.rank &&
+                                    std::equal(g.shape.begin(), g.shape.begin() + g.rank, target.shape.begin()))
+                                 : g.rank == 0;
+      if (!ok) {
+        return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: inputs[2] (grad_loss) has shape %s; the loss has shape %s",
+                           info_.name, shape_words(g).c_str(), per_target ? shape_words(target).c_str() : "[]");
+      }
+      out_->outputs = {spec_of(logits.dtype, logits.rank, logits.shape.data())};
+    } else {
+      out_->outputs = {per_target ? spec_of(logits.dtype, target.rank, target.shape.data())
+                                  : spec_of(logits.dtype, 0, logits.shape.data())};
+    }
+    return nullptr;
+  }
+
+  // adamw_step: input grad; outputs param, exp_avg, exp_avg_sq, all updated in place.
+  ctl_status* adamw() {
+    CTL_RETURN_IF_ERROR(arity(1, 1, 3, 3));
+    if (allocating_) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "adamw_step updates param, exp_avg and exp_avg_sq in place; use ctl_op_run_into");
+    }
+    CTL_RETURN_IF_ERROR(all_inputs());
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    ctl_adamw_attrs& a = out_->attrs.adamw;
+    if (!attrs_) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "adamw_step: attrs is NULL; pass a ctl_adamw_attrs");
+    }
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_ADAMW_ATTRS_STRUCT_SIZE, &a));
+    out_->has_attrs = true;
+    if (a.step == 0) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "adamw_step: attrs->step is 0; the first update is step 1");
+    }
+    const bool finite = std::isfinite(a.lr) && std::isfinite(a.eps) && std::isfinite(a.weight_decay);
+    if (!finite || !(a.beta1 >= 0 && a.beta1 < 1) || !(a.beta2 >= 0 && a.beta2 < 1) || !(a.eps > 0)) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "adamw_step: attrs hold lr %g, beta1 %g, beta2 %g, eps %g, weight_decay %g; betas must be in "
+                         "[0, 1), eps > 0 and all finite",
+                         a.lr, a.beta1, a.beta2, a.eps, a.weight_decay);
+    }
+    const Layout& g = layout(0);
+    out_->outputs.assign(3, spec_of(g.dtype, g.rank, g.shape.data()));
+    return nullptr;
+  }
+
+  // softmax_backward / log_softmax_backward: inputs y, dy of one shape; axis like softmax.
+  ctl_status* softmax_backward() {
+    CTL_RETURN_IF_ERROR(arity(2, 2, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    CTL_RETURN_IF_ERROR(same_dtype(0, 1));
+    CTL_RETURN_IF_ERROR(same_shape(0, 1, "y and dy must have one shape"));
+    ctl_axis_attrs& a = out_->attrs.axis;
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_AXIS_ATTRS_STRUCT_SIZE, &a));
+    if (!attrs_) a.axis = -1;
+    out_->has_attrs = true;
+    CTL_RETURN_IF_ERROR(normalize_axis(info_, a.axis, layout(0).rank, "attrs->axis", &a.axis));
+    out_->outputs = {spec_of(layout(0).dtype, layout(0).rank, layout(0).shape.data())};
+    return nullptr;
+  }
+
+  // layer_norm_backward (dy, x, mean, rstd, weight|NULL) -> dx, dweight?, dbias?
+  // rms_norm_backward (dy, x, rstd, weight|NULL) -> dx, dweight?
+  ctl_status* normalization_backward() {
+    const bool layer = info_.family == Family::kLayerNormBackward;
+    const size_t stats = layer ? 2 : 1;
+    const size_t weight = 2 + stats;
+    CTL_RETURN_IF_ERROR(arity(weight, weight + 1, 1, layer ? 3 : 2));
+    for (size_t i = 0; i < weight; ++i) CTL_RETURN_IF_ERROR(input(i));
+    if (input_count_ > weight) CTL_RETURN_IF_ERROR(input(weight, true));
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    CTL_RETURN_IF_ERROR(same_dtype(0, 1));
+    CTL_RETURN_IF_ERROR(same_shape(0, 1, "dy and x must have one shape"));
+    const Layout& x = layout(1);
+    if (x.rank < 1) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: inputs[1] (x) is a scalar; it needs rank >= 1", info_.name);
+    }
+    const ctl_dtype stat = (x.dtype == CTL_DTYPE_F16 || x.dtype == CTL_DTYPE_BF16) ? CTL_DTYPE_F32 : x.dtype;
+    for (size_t i = 2; i < weight; ++i) {
+      const Layout& st = layout(i);
+      const bool ok = st.dtype == stat && st.rank == x.rank - 1 &&
+                      std::equal(st.shape.begin(), st.shape.begin() + st.rank, x.shape.begin());
+      if (!ok) {
+        Layout want = x;
+        want.rank = x.rank - 1;
+        return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                           "%s: inputs[%zu] (%s) is %s %s; for x of shape %s the forward op's statistics are %s %s",
+                           info_.name, i, layer && i == 2 ? "mean" : "rstd", ctl_dtype_name(st.dtype),
+                           shape_words(st).c_str(), shape_words(x).c_str(), ctl_dtype_name(stat),
+                           shape_words(want).c_str());
+      }
+    }
+    const int64_t n = x.shape[x.rank - 1];
+    const bool has_weight = input_count_ > weight && inputs_[weight];
+    if (has_weight) {
+      CTL_RETURN_IF_ERROR(same_dtype(1, weight));
+      CTL_RETURN_IF_ERROR(per_feature(weight, n, "weight"));
+    }
+    if (attrs_) {
+      CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_NORM_ATTRS_STRUCT_SIZE, &out_->attrs.norm));
+      out_->has_attrs = true;
+    }
+    out_->outputs = {spec_of(x.dtype, x.rank, x.shape.data())};
+    for (size_t i = 1; i < output_count_; ++i) {
+      OutputSpec s = spec_of(x.dtype, 1, &n);
+      s.present = allocating_ || (outputs_ && outputs_[i]);
+      out_->outputs.push_back(s);
+    }
     return nullptr;
   }
 

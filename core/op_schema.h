@@ -32,6 +32,8 @@ struct PreparedOp {
     ctl_fill_attrs fill;
     ctl_arange_attrs arange;
     ctl_random_attrs random;
+    ctl_cross_entropy_attrs cross_entropy;
+    ctl_adamw_attrs adamw;
   } attrs{};
   bool has_attrs = false;
   std::vector<ctl_tensor_view> input_views;  // normalised; unused slots for absent inputs

@@ -40,6 +40,7 @@ struct ctl_runtime {
   catalyst::Logger logger;
   std::vector<std::unique_ptr<catalyst::LoadedPlugin>> plugins;
   std::vector<std::unique_ptr<ctl_device>> devices;
+  std::atomic<bool> grad_enabled{true};  // autograd records ops (ctl_runtime_set_grad_enabled)
 
   explicit ctl_runtime(catalyst::Logger log) : logger(std::move(log)) {}
   ~ctl_runtime();

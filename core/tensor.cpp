@@ -1,6 +1,8 @@
 // tensor.cpp — storages and tensors: creation, host transfers, moving between devices,
 // reference counting, and the checks that catch NULL, foreign and released handles.
 #include "tensor.h"
+
+#include "autograd.h"
 #include "enum_value.h"
 
 #include <cmath>
@@ -366,6 +368,8 @@ CTL_EXPORT void ctl_tensor_release(ctl_tensor* tensor) {
   if (!tensor || tensor->magic != kTensorMagic) return;
   if (tensor->references.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   tensor->magic = kReleasedMagic;
+  delete tensor->autograd;  // releases its gradient and its share of the record
+  tensor->autograd = nullptr;
   Storage* storage = tensor->storage;
   tensor->storage = nullptr;
   storage->release();

@@ -52,11 +52,16 @@ ctl_status* check_dtype(const ctl_dtype& dtype, const char* argument);
 
 }  // namespace catalyst
 
+namespace catalyst {
+struct AutogradMeta;
+}
+
 struct ctl_tensor {
   uint64_t magic = catalyst::kTensorMagic;
   std::atomic<int64_t> references{1};
   catalyst::Storage* storage = nullptr;
   catalyst::Layout layout;
+  catalyst::AutogradMeta* autograd = nullptr;  // gradients (autograd.h); NULL until needed
 
   ctl_device* device() const { return storage->device; }
 };

@@ -1,7 +1,9 @@
 // views.cpp — reshape, permute, transpose, slice and expand: new tensors that share the
 // source's storage. Metadata only; no plugin is called.
 #include <algorithm>
+#include <vector>
 
+#include "autograd.h"
 #include "c_guard.h"
 #include "status.h"
 #include "tensor.h"
@@ -105,6 +107,7 @@ CTL_EXPORT ctl_status* ctl_tensor_reshape(ctl_tensor* tensor, size_t rank, const
                          "tensor strides cannot express this shape without a copy; call ctl_tensor_contiguous first");
     }
     *out_tensor = make_view(tensor->storage, target);
+    record_view(ViewKind::kReshape, tensor, *out_tensor);
     return nullptr;
   });
 }
@@ -127,6 +130,9 @@ CTL_EXPORT ctl_status* ctl_tensor_permute(ctl_tensor* tensor, size_t rank, const
       target.strides[i] = source.strides[axis];
     }
     *out_tensor = make_view(tensor->storage, target);
+    std::vector<int64_t> order(rank);
+    for (size_t i = 0; i < rank; ++i) order[i] = perm[i] < 0 ? perm[i] + static_cast<int64_t>(rank) : perm[i];
+    record_view(ViewKind::kPermute, tensor, *out_tensor, std::move(order));
     return nullptr;
   });
 }
@@ -141,6 +147,10 @@ CTL_EXPORT ctl_status* ctl_tensor_transpose(ctl_tensor* tensor, int64_t axis0, i
     std::swap(target.shape[a], target.shape[b]);
     std::swap(target.strides[a], target.strides[b]);
     *out_tensor = make_view(tensor->storage, target);
+    std::vector<int64_t> order(tensor->layout.rank);
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    std::swap(order[a], order[b]);
+    record_view(ViewKind::kPermute, tensor, *out_tensor, std::move(order));
     return nullptr;
   });
 }
@@ -167,6 +177,7 @@ CTL_EXPORT ctl_status* ctl_tensor_slice(ctl_tensor* tensor, int64_t axis, int64_
     // With one element or none the stride is never used; scaling it could overflow.
     if (target.shape[a] > 1) target.strides[a] *= step;
     *out_tensor = make_view(tensor->storage, target);
+    record_view(ViewKind::kSlice, tensor, *out_tensor, {a, begin, step});
     return nullptr;
   });
 }
@@ -200,6 +211,7 @@ CTL_EXPORT ctl_status* ctl_tensor_expand(ctl_tensor* tensor, size_t rank, const 
     }
     CTL_RETURN_IF_ERROR(check_shape(rank, target.shape.data(), target.dtype, "shape"));
     *out_tensor = make_view(tensor->storage, target);
+    record_view(ViewKind::kExpand, tensor, *out_tensor);
     return nullptr;
   });
 }

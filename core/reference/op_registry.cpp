@@ -59,6 +59,16 @@ constexpr OpInfo kOps[] = {
     {CTL_OP_ARANGE, "arange", Dtypes::kNumeric, 0, 0, 1, 1, run_arange},
     {CTL_OP_RANDOM_UNIFORM, "random_uniform", Dtypes::kFloat, 0, 0, 1, 1, run_random},
     {CTL_OP_RANDOM_NORMAL, "random_normal", Dtypes::kFloat, 0, 0, 1, 1, run_random},
+    // ABI 1.1
+    {CTL_OP_CROSS_ENTROPY, "cross_entropy", Dtypes::kFloat, 2, 2, 1, 1, run_cross_entropy},
+    {CTL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", Dtypes::kFloat, 3, 3, 1, 1, run_cross_entropy},
+    {CTL_OP_ADAMW_STEP, "adamw_step", Dtypes::kFloat, 1, 1, 3, 3, run_adamw_step},
+    {CTL_OP_SOFTMAX_BACKWARD, "softmax_backward", Dtypes::kFloat, 2, 2, 1, 1, run_softmax_backward},
+    {CTL_OP_LOG_SOFTMAX_BACKWARD, "log_softmax_backward", Dtypes::kFloat, 2, 2, 1, 1, run_softmax_backward},
+    {CTL_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", Dtypes::kFloat, 4, 5, 1, 3, run_norm_backward},
+    {CTL_OP_RMS_NORM_BACKWARD, "rms_norm_backward", Dtypes::kFloat, 3, 4, 1, 2, run_norm_backward},
+    {CTL_OP_GELU_BACKWARD, "gelu_backward", Dtypes::kFloat, 2, 2, 1, 1, run_gelu_backward},
+    {CTL_OP_GELU_TANH_BACKWARD, "gelu_tanh_backward", Dtypes::kFloat, 2, 2, 1, 1, run_gelu_backward},
 };
 
 bool is_comparison(ctl_op_id op) {
@@ -85,14 +95,35 @@ bool allowed(Dtypes rule, ctl_dtype d) {
   return false;
 }
 
+// The dtype of a norm's mean and rstd: f32 for the half types, else the input's.
+ctl_dtype statistics_dtype(ctl_dtype p) {
+  return p == CTL_DTYPE_F16 || p == CTL_DTYPE_BF16 ? CTL_DTYPE_F32 : p;
+}
+
+// The dtype input `i` must have; integer index operands are checked apart.
+ctl_dtype expected_input_dtype(const Call& call, size_t i) {
+  const ctl_dtype p = primary_dtype(call);
+  if (call.op == CTL_OP_WHERE && i == 0) return CTL_DTYPE_BOOL;
+  if (call.op == CTL_OP_LAYER_NORM_BACKWARD && (i == 2 || i == 3)) return statistics_dtype(p);  // mean, rstd
+  if (call.op == CTL_OP_RMS_NORM_BACKWARD && i == 2) return statistics_dtype(p);                // rstd
+  return p;
+}
+
+// Inputs that hold integer indices (gather's and scatter_add's index, cross_entropy's target).
+bool is_index_input(const Call& call, size_t i) {
+  if (call.op == CTL_OP_GATHER || call.op == CTL_OP_SCATTER_ADD) return i == 1;
+  if (call.op == CTL_OP_CROSS_ENTROPY || call.op == CTL_OP_CROSS_ENTROPY_BACKWARD) return i == 1;
+  return false;
+}
+
 // The dtype output `i` must have.
 ctl_dtype expected_output_dtype(const Call& call, size_t i) {
   const ctl_dtype p = primary_dtype(call);
   if (is_comparison(call.op)) return CTL_DTYPE_BOOL;
   if (call.op == CTL_OP_ARGMAX || call.op == CTL_OP_ARGMIN) return CTL_DTYPE_I64;
-  if (call.op == CTL_OP_CAST) return call.out[0].dtype;                            // any
-  if (i > 0 && (p == CTL_DTYPE_F16 || p == CTL_DTYPE_BF16)) return CTL_DTYPE_F32;  // stats
-  return p;
+  if (call.op == CTL_OP_CAST) return call.out[0].dtype;  // any
+  if (i > 0 && (call.op == CTL_OP_LAYER_NORM || call.op == CTL_OP_RMS_NORM)) return statistics_dtype(p);
+  return p;  // the backward ops' dweight and dbias, adamw_step's state: the primary dtype
 }
 
 }  // namespace
@@ -107,14 +138,14 @@ ctl_status* check_dtypes(const Call& call, const OpInfo& info, ctl_status_code m
   for (size_t i = 0; i < call.in.size(); ++i) {
     const Operand& x = call.in[i];
     if (!x.present()) continue;
-    ctl_dtype want = p;
-    if (call.op == CTL_OP_WHERE && i == 0) want = CTL_DTYPE_BOOL;
-    if ((call.op == CTL_OP_GATHER || call.op == CTL_OP_SCATTER_ADD) && i == 1) {
+    if (is_index_input(call, i)) {
       if (x.dtype != CTL_DTYPE_I32 && x.dtype != CTL_DTYPE_I64)
-        return sdk::make_status(call.host, mismatch, "%s: index dtype %s must be i32 or i64", call.name,
+        return sdk::make_status(call.host, mismatch, "%s: %s dtype %s must be i32 or i64", call.name,
+                                call.op == CTL_OP_GATHER || call.op == CTL_OP_SCATTER_ADD ? "index" : "target",
                                 dtype_name(x.dtype));
       continue;
     }
+    const ctl_dtype want = expected_input_dtype(call, i);
     if (x.dtype != want) return require("input", i, x.dtype, want);
   }
   for (size_t i = 0; i < call.out.size(); ++i) {

@@ -131,13 +131,16 @@ ctl_status* plugin_op_execute(ctl_plugin_stream* stream, const ctl_op_call* call
   return op_execute(host_of(stream), call, resolve_buffer);
 }
 
+// The newest ABI minor the kernels implement: 1.1 added the training ops (training.cpp).
+constexpr uint32_t kAbiMinor = 1;
+
 // Filled by member name, not position, so that the table stays right whatever order the
 // header gives its entries.
-ctl_plugin_api make_table() {
+ctl_plugin_api make_table(uint32_t abi_minor) {
   ctl_plugin_api t{};
   t.struct_size = CTL_PLUGIN_API_STRUCT_SIZE;
-  t.abi_major = 1;  // ABI 1.0
-  t.abi_minor = 0;
+  t.abi_major = 1;
+  t.abi_minor = abi_minor;
   t.name = "reference";
   t.version = "1.0";
   t.instance_create = instance_create;
@@ -166,24 +169,26 @@ ctl_plugin_api make_table() {
   return t;
 }
 
-// A function-local static: built on first use, whatever the order of static initialisers.
-const ctl_plugin_api& table() {
-  static const ctl_plugin_api t = make_table();
-  return t;
+// Function-local statics: built on first use, whatever the order of static initialisers.
+// A 1.0 core gets a table that says 1.0 (1.1 only appended op ids, which it never sends).
+const ctl_plugin_api& table(uint32_t core_abi_minor) {
+  static const ctl_plugin_api v1_0 = make_table(0);
+  static const ctl_plugin_api newest = make_table(kAbiMinor);
+  return core_abi_minor < kAbiMinor ? v1_0 : newest;
 }
 
 }  // namespace
 
 const ctl_plugin_api* reference_plugin_query(uint32_t core_abi_major, uint32_t core_abi_minor,
                                              const ctl_host_api* host) {
-  (void)core_abi_minor;  // the table is ABI 1.0, which every 1.x core understands
-  if (core_abi_major != table().abi_major) {
+  const ctl_plugin_api& t = table(core_abi_minor);  // ABI 1.min(1, core's minor)
+  if (core_abi_major != t.abi_major) {
     if (host && host->log)
-      sdk::log(host, CTL_LOG_ERROR, "reference: built for ABI %u.x, the core is %u.%u", table().abi_major,
-               core_abi_major, core_abi_minor);
+      sdk::log(host, CTL_LOG_ERROR, "reference: built for ABI %u.x, the core is %u.%u", t.abi_major, core_abi_major,
+               core_abi_minor);
     return nullptr;
   }
-  return &table();
+  return &t;
 }
 
 }  // namespace catalyst::reference

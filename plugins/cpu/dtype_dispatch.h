@@ -80,6 +80,24 @@ inline T store(C c) {
     return static_cast<T>(c);
 }
 
+// Element i of p, in double.
+template <class T>
+inline double load_double(const T* p, int64_t i) {
+  return static_cast<double>(load(p[i]));
+}
+
+// double -> T rounded once (f16/bf16 directly, not through a float rounded first), for
+// kernels that compute in double whatever the dtype.
+template <class T>
+inline T store_double(double d) {
+  if constexpr (std::is_same_v<T, f16>)
+    return f16{sdk::double_to_half(d)};
+  else if constexpr (std::is_same_v<T, bf16>)
+    return bf16{sdk::double_to_bf16(d)};
+  else
+    return static_cast<T>(d);
+}
+
 // Dispatchers call f(Tag<T>{}) for the C++ type of `dtype` when it is in their set and
 // return true, else return false (so no code is instantiated for combinations ops.md
 // does not allow).

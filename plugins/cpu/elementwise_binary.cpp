@@ -1,6 +1,6 @@
 // elementwise_binary.cpp — add ... minimum (numeric), the comparisons (every dtype, bool
-// out) and where. The core has already broadcast every input to the output's shape, so
-// a broadcast input simply has stride 0 on some axes.
+// out), where, and gelu's backward forms (dy, x -> dx). The core has already broadcast
+// every input to the output's shape, so a broadcast input simply has stride 0 on some axes.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -110,6 +110,33 @@ bool run_compare_op(const OpContext& ctx, const View& out, const View& a, const 
     using T = typename decltype(tag)::type;
     map_binary<uint8_t, T>(ctx, out, a, b, kCheapGrain,
                            [](T x, T y) { return static_cast<uint8_t>(compare<Op>(load(x), load(y))); });
+  });
+}
+
+// gelu'(x), in double for every dtype: in f32 the tanh form's x * x overflows for
+// |x| > 1.8e19 (0 * inf = NaN where the derivative is 1) and 1 - t * t cancels badly.
+inline double gelu_grad(double x) {
+  constexpr double kInvSqrt2 = 0.70710678118654752440, kInvSqrt2Pi = 0.39894228040143267794;
+  // Phi(x) = 0.5 * (1 + erf(x / sqrt2)), written with erfc so it keeps its digits for x < 0.
+  const double cdf = 0.5 * std::erfc(-x * kInvSqrt2);
+  const double pdf = std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+  return cdf + x * pdf;
+}
+
+inline double gelu_tanh_grad(double x) {
+  constexpr double k = 0.79788456080286535588, c = 0.044715;  // sqrt(2 / pi)
+  const double t = std::tanh(k * (x + c * x * x * x));
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x);
+}
+
+template <bool Tanh>
+bool run_gelu_grad(const OpContext& ctx, const View& dx, const View& dy, const View& x) {
+  return dispatch_float(x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_binary<T, T>(ctx, dx, dy, x, kCostlyGrain, [](T d, T v) {
+      const double xv = static_cast<double>(load(v));
+      return store_double<T>(static_cast<double>(load(d)) * (Tanh ? gelu_tanh_grad(xv) : gelu_grad(xv)));
+    });
   });
 }
 
@@ -231,6 +258,23 @@ ctl_status* run_where(const OpContext& ctx) {
       });
     });
   });
+  return nullptr;
+}
+
+ctl_status* run_gelu_backward(const OpContext& ctx) {
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(2, 2, 1, 1));
+  View dy, x, dx;
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "dy", &dy));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "x", &x));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "dx", &dx));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(x, "input 1 (x)", dy.dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(dx, "output 0 (dx)", dy.dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(dx, "output 0 (dx)", dy, "input 0 (dy)"));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(dx, "output 0 (dx)", x, "input 1 (x)"));
+  if (dx.numel() == 0) return nullptr;
+  const bool done = ctx.call->op == CTL_OP_GELU_TANH_BACKWARD ? run_gelu_grad<true>(ctx, dx, dy, x)
+                                                              : run_gelu_grad<false>(ctx, dx, dy, x);
+  if (!done) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(dy.dtype));
   return nullptr;
 }
 

@@ -23,6 +23,14 @@ ctl_status* run_scatter_add(const OpContext& ctx);  // indexing.cpp
 ctl_status* run_fill(const OpContext& ctx);         // creation.cpp
 ctl_status* run_arange(const OpContext& ctx);       // creation.cpp
 ctl_status* run_random(const OpContext& ctx);       // creation.cpp
+// ABI 1.1
+ctl_status* run_gelu_backward(const OpContext& ctx);           // elementwise_binary.cpp (and gelu_tanh)
+ctl_status* run_cross_entropy(const OpContext& ctx);           // training.cpp
+ctl_status* run_cross_entropy_backward(const OpContext& ctx);  // training.cpp
+ctl_status* run_adamw_step(const OpContext& ctx);              // training.cpp
+ctl_status* run_softmax_backward(const OpContext& ctx);        // normalization_backward.cpp (and log_softmax)
+ctl_status* run_layer_norm_backward(const OpContext& ctx);     // normalization_backward.cpp
+ctl_status* run_rms_norm_backward(const OpContext& ctx);       // normalization_backward.cpp
 
 // movement.cpp: copies src into dst element by element (same shape, same element size),
 // in parallel; shared by copy, concat and scatter_add.

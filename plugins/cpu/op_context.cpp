@@ -168,6 +168,14 @@ ctl_status* OpContext::expect_same_shape(const View& a, const char* a_name, cons
   return fail(CTL_STATUS_INVALID_ARGUMENT, "%s has shape %s but %s has shape %s", b_name, sb, a_name, sa);
 }
 
+ctl_status* OpContext::expect_leading_shape(const View& v, const char* v_name, const View& x,
+                                            const char* x_name) const {
+  bool ok = x.rank >= 1 && v.rank + 1 == x.rank;
+  for (uint32_t i = 0; ok && i < v.rank; ++i) ok = v.shape[i] == x.shape[i];
+  if (ok) return nullptr;
+  return fail(CTL_STATUS_INVALID_ARGUMENT, "%s must have the shape of %s without its last axis", v_name, x_name);
+}
+
 ctl_status* Scratch::allocate(const OpContext& ctx, size_t bytes) {
   if (pointer_) host_->free(host_->context, pointer_);
   pointer_ = host_->alloc(host_->context, bytes ? bytes : 1, 64);

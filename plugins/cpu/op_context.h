@@ -65,6 +65,8 @@ struct OpContext {
 
   ctl_status* expect_dtype(const View& v, const char* what, ctl_dtype dtype) const;
   ctl_status* expect_same_shape(const View& a, const char* a_name, const View& b, const char* b_name) const;
+  // Checks that v has x's shape without its last axis (a norm's statistics, class ids).
+  ctl_status* expect_leading_shape(const View& v, const char* v_name, const View& x, const char* x_name) const;
   // The shape of ops with one input x and one output y of x's shape (and of x's dtype
   // unless `same_dtype` is false): checks counts, reads both views.
   ctl_status* one_to_one(View* x, View* y, bool same_dtype = true) const;

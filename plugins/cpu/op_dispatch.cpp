@@ -83,6 +83,16 @@ constexpr OpEntry kOps[] = {
     {CTL_OP_ARANGE, "arange", kNumeric, Key::kOutput0, run_arange},
     {CTL_OP_RANDOM_UNIFORM, "random_uniform", kFloat, Key::kOutput0, run_random},
     {CTL_OP_RANDOM_NORMAL, "random_normal", kFloat, Key::kOutput0, run_random},
+    // ABI 1.1
+    {CTL_OP_CROSS_ENTROPY, "cross_entropy", kFloat, Key::kInput0, run_cross_entropy},  // keyed by the logits
+    {CTL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", kFloat, Key::kInput0, run_cross_entropy_backward},
+    {CTL_OP_ADAMW_STEP, "adamw_step", kFloat, Key::kInput0, run_adamw_step},  // keyed by grad
+    {CTL_OP_SOFTMAX_BACKWARD, "softmax_backward", kFloat, Key::kInput0, run_softmax_backward},
+    {CTL_OP_LOG_SOFTMAX_BACKWARD, "log_softmax_backward", kFloat, Key::kInput0, run_softmax_backward},
+    {CTL_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", kFloat, Key::kInput0, run_layer_norm_backward},
+    {CTL_OP_RMS_NORM_BACKWARD, "rms_norm_backward", kFloat, Key::kInput0, run_rms_norm_backward},
+    {CTL_OP_GELU_BACKWARD, "gelu_backward", kFloat, Key::kInput0, run_gelu_backward},
+    {CTL_OP_GELU_TANH_BACKWARD, "gelu_tanh_backward", kFloat, Key::kInput0, run_gelu_backward},
 };
 
 const OpEntry* find_op(int64_t id) {

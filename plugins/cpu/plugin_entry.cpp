@@ -9,37 +9,43 @@
 namespace catalyst::cpu {
 namespace {
 
-// Designated initialisers: an entry can never land in the wrong slot.
-constexpr ctl_plugin_api kApi = {
-    .struct_size = CTL_PLUGIN_API_STRUCT_SIZE,
-    .abi_major = 1,  // the table below is the ABI 1.0 table
-    .abi_minor = 0,
-    .name = "cpu",
-    .version = "1.0.0",
-    .instance_create = instance_create,
-    .instance_destroy = instance_destroy,
-    .device_count = device_count,
-    .device_get = device_get,
-    .device_properties = device_properties,
-    .buffer_allocate = buffer_allocate,
-    .buffer_free = buffer_free,
-    .buffer_write = buffer_write,
-    .buffer_read = buffer_read,
-    .stream_create = stream_create,
-    .stream_destroy = stream_destroy,
-    .stream_synchronize = stream_synchronize,
-    .op_execute = op_execute,
-    .op_supports = op_supports,
-    .buffer_copy = buffer_copy,
-    .buffer_fill = buffer_fill,
-    .buffer_host_pointer = buffer_host_pointer,
-    .buffer_wrap_host = buffer_wrap_host,
-    .event_create = event_create,
-    .event_destroy = event_destroy,
-    .event_record = event_record,
-    .stream_wait_event = stream_wait_event,
-    .event_synchronize = event_synchronize,
-};
+// Designated initialisers: an entry can never land in the wrong slot. The table's layout
+// is the same in 1.0 and 1.1 (1.1 only added ops), so abi_minor is the one difference.
+constexpr ctl_plugin_api make_api(uint32_t abi_minor) {
+  return {
+      .struct_size = CTL_PLUGIN_API_STRUCT_SIZE,
+      .abi_major = 1,
+      .abi_minor = abi_minor,
+      .name = "cpu",
+      .version = "1.1.0",
+      .instance_create = instance_create,
+      .instance_destroy = instance_destroy,
+      .device_count = device_count,
+      .device_get = device_get,
+      .device_properties = device_properties,
+      .buffer_allocate = buffer_allocate,
+      .buffer_free = buffer_free,
+      .buffer_write = buffer_write,
+      .buffer_read = buffer_read,
+      .stream_create = stream_create,
+      .stream_destroy = stream_destroy,
+      .stream_synchronize = stream_synchronize,
+      .op_execute = op_execute,
+      .op_supports = op_supports,
+      .buffer_copy = buffer_copy,
+      .buffer_fill = buffer_fill,
+      .buffer_host_pointer = buffer_host_pointer,
+      .buffer_wrap_host = buffer_wrap_host,
+      .event_create = event_create,
+      .event_destroy = event_destroy,
+      .event_record = event_record,
+      .stream_wait_event = stream_wait_event,
+      .event_synchronize = event_synchronize,
+  };
+}
+constexpr ctl_plugin_api kApi10 = make_api(0);
+constexpr ctl_plugin_api kApi11 = make_api(1);  // adds the training ops (192-194, 224-229)
+static_assert(CTL_ABI_VERSION_MINOR >= 1, "kApi11 describes ABI 1.1");
 static_assert(CTL_ABI_VERSION_MAJOR == 1, "this table implements ABI 1.x; review it for a new major");
 
 // The host may be older than this header: use log only when its table reaches that far.
@@ -75,9 +81,6 @@ ctl_status* null_handle(const char* function, const char* argument) {
 extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_major, uint32_t core_abi_minor,
                                                              const ctl_host_api* host) {
   using namespace catalyst::cpu;
-  // Same major is all we need: a newer minor core accepts our smaller 1.0 table, and an
-  // older minor cannot exist below 1.0.
-  (void)core_abi_minor;
   if (core_abi_major != CTL_ABI_VERSION_MAJOR) {
     if (host_can_log(host)) {
       catalyst::sdk::log(host, CTL_LOG_WARNING, "%sincompatible ABI major: core %u, plugin %u", kLogPrefix,
@@ -85,5 +88,7 @@ extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_m
     }
     return nullptr;
   }
-  return &kApi;
+  // Same major is all we need: we report min(1, core minor), so a 1.0 core sees a 1.0
+  // plugin (it never sends 1.1 ops) and a newer-minor core sees what we implement.
+  return core_abi_minor >= 1 ? &kApi11 : &kApi10;
 }

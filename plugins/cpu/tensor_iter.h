@@ -81,4 +81,17 @@ void for_each_segment(const Layout<N>& layout, int64_t begin, int64_t end, Seg&&
   }
 }
 
+// Calls f(offsets) for every element in [begin, end) of `layout`, one at a time: the walk
+// of row kernels, whose layout spans the rows and whose f processes one whole row.
+template <size_t N, class F>
+void for_each_row(const Layout<N>& layout, int64_t begin, int64_t end, F&& f) {
+  for_each_segment(layout, begin, end, [&](const std::array<int64_t, N>& first, int64_t count, int64_t) {
+    std::array<int64_t, N> offsets = first;
+    for (int64_t r = 0; r < count; ++r) {
+      f(offsets);
+      for (size_t s = 0; s < N; ++s) offsets[s] += layout.inner_stride(s);
+    }
+  });
+}
+
 }  // namespace catalyst::cpu

@@ -1,0 +1,354 @@
+// training.cpp — the ABI 1.1 loss and optimizer kernels: cross_entropy, its backward, and
+// adamw_step.
+//
+// Every value is computed in double and rounded once when stored, whatever the dtype: these
+// ops are bound by memory and a libm call per element, and double keeps their
+// cancellations (lse - z[t], beta1 * m + (1 - beta1) * g) within one rounding of the
+// reference. Loss rows are spread over the pool as in normalization.cpp; the MEAN / SUM
+// loss adds per-block sums in block order, blocks sized by the shape alone, so it never
+// depends on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "dtype_dispatch.h"
+#include "kernels.h"
+#include "tensor_iter.h"
+
+namespace catalyst::cpu {
+namespace {
+
+constexpr int64_t kElementsPerPart = 8192;    // a parallel part's least work
+constexpr int64_t kElementsPerBlock = 32768;  // rows per loss block: this many elements
+
+int64_t row_grain(int64_t n) {
+  return std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(n, 1));
+}
+
+// A malformed call may hold any byte in a bool field: read the byte, not the bool.
+inline bool raw_bool(const bool& field) {
+  unsigned char byte;
+  std::memcpy(&byte, &field, 1);
+  return byte != 0;
+}
+
+ctl_status* expect_scalar(const OpContext& ctx, const View& v, const char* what) {
+  if (v.rank == 0) return nullptr;
+  return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s must be a scalar (rank 0) for a MEAN or SUM reduction, not rank %u",
+                  what, v.rank);
+}
+
+// ---- cross_entropy and cross_entropy_backward ------------------------------------------
+
+struct CrossEntropy {
+  View logits, target, grad, out;  // grad: cross_entropy_backward's grad_loss
+  int64_t reduction = CTL_REDUCTION_MEAN;
+  int64_t ignore_index = 0;
+  bool ignore_set = false;
+  bool ignored(int64_t t) const { return ignore_set && t == ignore_index; }
+};
+
+ctl_status* cross_entropy_views(const OpContext& ctx, bool backward, CrossEntropy* v) {
+  const uint32_t inputs = backward ? 3 : 2;
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(inputs, inputs, 1, 1));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "logits", &v->logits));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "target", &v->target));
+  if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "grad_loss", &v->grad));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, backward ? "grad_logits" : "loss", &v->out));
+  if (v->logits.rank == 0) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 0 (logits) is a scalar; it needs a class axis");
+  }
+  if (v->target.dtype != CTL_DTYPE_I32 && v->target.dtype != CTL_DTYPE_I64) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 1 (target) has dtype %s; class ids are i32 or i64",
+                    dtype_name(v->target.dtype));
+  }
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_leading_shape(v->target, "input 1 (target)", v->logits, "logits"));
+  // The normalised form always carries attrs; a zeroed (or absent) struct means MEAN.
+  ctl_cross_entropy_attrs attrs;
+  bool given = false;
+  CTL_SDK_RETURN_IF_ERROR(
+      ctx.attrs(&attrs, sizeof attrs, CTL_CROSS_ENTROPY_ATTRS_STRUCT_SIZE, "ctl_cross_entropy_attrs", &given));
+  v->reduction = raw_enum(attrs.reduction);
+  if (v->reduction < CTL_REDUCTION_MEAN || v->reduction > CTL_REDUCTION_NONE) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.reduction %lld is not a ctl_reduction",
+                    static_cast<long long>(v->reduction));
+  }
+  v->ignore_index = attrs.ignore_index;
+  v->ignore_set = raw_bool(attrs.ignore_index_set);
+  const bool per_row = v->reduction == CTL_REDUCTION_NONE;
+  if (backward) {
+    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->grad, "input 2 (grad_loss)", v->logits.dtype));
+    if (per_row) {
+      CTL_SDK_RETURN_IF_ERROR(ctx.expect_leading_shape(v->grad, "input 2 (grad_loss)", v->logits, "logits"));
+    } else {
+      CTL_SDK_RETURN_IF_ERROR(expect_scalar(ctx, v->grad, "input 2 (grad_loss)"));
+    }
+    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, "output 0 (grad_logits)", v->logits.dtype));
+    return ctx.expect_same_shape(v->out, "output 0 (grad_logits)", v->logits, "input 0 (logits)");
+  }
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, "output 0 (loss)", v->logits.dtype));
+  if (per_row) return ctx.expect_leading_shape(v->out, "output 0 (loss)", v->logits, "logits");
+  return expect_scalar(ctx, v->out, "output 0 (loss)");
+}
+
+// The row's max, NaN when the row holds one (then everything derived is NaN too).
+template <class T>
+double row_max(const T* z, int64_t n, int64_t stride) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    const double value = load_double(z, i * stride);
+    if (value != value || value > m) m = value;
+  }
+  return m;
+}
+
+// logsumexp over a row, as the logsumexp op defines it: an infinite (or NaN) max is the
+// result, so a row holding +inf gives +inf rather than inf - inf.
+template <class T>
+double row_logsumexp(const T* z, int64_t n, int64_t stride) {
+  const double m = row_max(z, n, stride);
+  if (!std::isfinite(m)) return m;
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(load_double(z, i * stride) - m);
+  return m + std::log(sum);
+}
+
+template <class T, class I>
+void cross_entropy_rows(const OpContext& ctx, const CrossEntropy& v, double* block_sums, int64_t* block_counts) {
+  const View& z = v.logits;
+  const uint32_t last = z.rank - 1;
+  const int64_t c = z.shape[last], sz = z.strides[last];
+  const bool per_row = v.reduction == CTL_REDUCTION_NONE;
+  static const int64_t zeros[CTL_MAX_RANK] = {};
+  const auto rows = make_layout<3>(last, z.shape, {z.strides, v.target.strides, per_row ? v.out.strides : zeros});
+  const T* const pz = z.as<T>();
+  const I* const pt = v.target.as<I>();
+  T* const pout = v.out.as<T>();
+  const int64_t block = std::max<int64_t>(1, kElementsPerBlock / std::max<int64_t>(c, 1));
+  const int64_t blocks = (rows.numel + block - 1) / block;
+  parallel_for(ctx.pool, blocks, 1, [&](int64_t first, int64_t last_block, unsigned) {
+    for (int64_t b = first; b < last_block; ++b) {
+      double sum = 0;
+      int64_t count = 0;
+      for_each_row(rows, b * block, std::min(rows.numel, (b + 1) * block), [&](const auto& off) {
+        const int64_t t = static_cast<int64_t>(pt[off[1]]);
+        double loss = 0;
+        if (!v.ignored(t)) {
+          ++count;
+          loss = (t < 0 || t >= c) ? std::numeric_limits<double>::quiet_NaN()
+                                   : row_logsumexp(pz + off[0], c, sz) - load_double(pz + off[0], t * sz);
+          sum += loss;
+        }
+        if (per_row) pout[off[2]] = store_double<T>(loss);
+      });
+      block_sums[b] = sum;
+      block_counts[b] = count;
+    }
+  });
+  if (per_row) return;
+  double total = 0;
+  int64_t count = 0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    total += block_sums[b];
+    count += block_counts[b];
+  }
+  // MEAN over no counted row is 0 / 0: NaN.
+  const double loss = v.reduction == CTL_REDUCTION_SUM ? total : total / static_cast<double>(count);
+  *pout = store_double<T>(loss);
+}
+
+// Rows whose target is not ignored (MEAN's divisor); an integer sum, so any order is exact.
+template <class I>
+int64_t counted_rows(const OpContext& ctx, const CrossEntropy& v, int64_t* part_counts) {
+  const View& t = v.target;
+  const auto layout = make_layout<1>(t.rank, t.shape, {t.strides});
+  const I* const pt = t.as<I>();
+  for (unsigned p = 0; p < ctx.threads(); ++p) part_counts[p] = 0;
+  parallel_for(ctx.pool, layout.numel, kElementsPerPart * 4, [&](int64_t begin, int64_t end, unsigned part) {
+    int64_t count = 0;
+    for_each_segment(layout, begin, end, [&](const std::array<int64_t, 1>& off, int64_t n, int64_t) {
+      for (int64_t i = 0; i < n; ++i)
+        count += v.ignored(static_cast<int64_t>(pt[off[0] + i * layout.inner_stride(0)])) ? 0 : 1;
+    });
+    part_counts[part] = count;
+  });
+  int64_t total = 0;
+  for (unsigned p = 0; p < ctx.threads(); ++p) total += part_counts[p];
+  return total;
+}
+
+template <class T, class I>
+void cross_entropy_backward_rows(const OpContext& ctx, const CrossEntropy& v, int64_t count, double* scratch) {
+  const View& z = v.logits;
+  const uint32_t last = z.rank - 1;
+  const int64_t c = z.shape[last], sz = z.strides[last], so = v.out.strides[last];
+  const bool per_row = v.reduction == CTL_REDUCTION_NONE;
+  static const int64_t zeros[CTL_MAX_RANK] = {};
+  const auto rows =
+      make_layout<4>(last, z.shape, {z.strides, v.target.strides, v.out.strides, per_row ? v.grad.strides : zeros});
+  const T* const pz = z.as<T>();
+  const I* const pt = v.target.as<I>();
+  const T* const pg = v.grad.as<T>();
+  T* const pout = v.out.as<T>();
+  double scale = 0;  // g_r for MEAN and SUM
+  if (!per_row) {
+    scale = load_double(pg, 0);
+    if (v.reduction == CTL_REDUCTION_MEAN) scale /= static_cast<double>(count);
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  parallel_for(ctx.pool, rows.numel, row_grain(c), [&](int64_t begin, int64_t end, unsigned part) {
+    double* const e = scratch + static_cast<int64_t>(part) * c;
+    for_each_row(rows, begin, end, [&](const auto& off) {
+      const T* zr = pz + off[0];
+      T* out = pout + off[2];
+      const int64_t t = static_cast<int64_t>(pt[off[1]]);
+      if (v.ignored(t)) {
+        for (int64_t i = 0; i < c; ++i) out[i * so] = store_double<T>(0.0);
+        return;
+      }
+      if (t < 0 || t >= c) {
+        for (int64_t i = 0; i < c; ++i) out[i * so] = store_double<T>(nan);
+        return;
+      }
+      const double g = per_row ? load_double(pg, off[3]) : scale;
+      // softmax(z) as the softmax op computes it: a row of -inf, or holding +inf, is NaN.
+      const double m = row_max(zr, c, sz);
+      double sum = 0;
+      for (int64_t i = 0; i < c; ++i) {
+        e[i] = std::exp(load_double(zr, i * sz) - m);
+        sum += e[i];
+      }
+      for (int64_t i = 0; i < c; ++i) {
+        const double p = e[i] / sum;
+        out[i * so] = store_double<T>(g * (i == t ? p - 1.0 : p));
+      }
+    });
+  });
+}
+
+// Calls f(Tag<T>{}, Tag<I>{}) for the logits' float type T and the target's integer type I.
+template <class F>
+bool dispatch_cross_entropy(const CrossEntropy& v, F&& f) {
+  return dispatch_float(v.logits.dtype, [&](auto tag) {
+    if (v.target.dtype == CTL_DTYPE_I32)
+      f(tag, Tag<int32_t>{});
+    else
+      f(tag, Tag<int64_t>{});
+  });
+}
+
+// ---- adamw_step ---------------------------------------------------------------------
+
+template <class T>
+void adamw_elements(const OpContext& ctx, const View& grad, const View* state, const ctl_adamw_attrs& a) {
+  const auto layout =
+      make_layout<4>(grad.rank, grad.shape, {grad.strides, state[0].strides, state[1].strides, state[2].strides});
+  const T* const pg = grad.as<T>();
+  T* const pp = state[0].as<T>();
+  T* const pm = state[1].as<T>();
+  T* const pv = state[2].as<T>();
+  const double lr = a.lr, decay = a.lr * a.weight_decay, beta1 = a.beta1, beta2 = a.beta2, eps = a.eps;
+  const double correction1 = 1 - std::pow(a.beta1, static_cast<double>(a.step));
+  const double correction2 = 1 - std::pow(a.beta2, static_cast<double>(a.step));
+  parallel_for(ctx.pool, layout.numel, kElementsPerPart * 4, [&](int64_t begin, int64_t end, unsigned) {
+    for_each_segment(layout, begin, end, [&](const std::array<int64_t, 4>& off, int64_t count, int64_t) {
+      const int64_t sg = layout.inner_stride(0), sp = layout.inner_stride(1);
+      const int64_t sm = layout.inner_stride(2), sv = layout.inner_stride(3);
+      const T* g = pg + off[0];
+      T* p = pp + off[1];
+      T* m = pm + off[2];
+      T* v = pv + off[3];
+      for (int64_t i = 0; i < count; ++i) {
+        const double gi = load_double(g, i * sg);
+        double pi = load_double(p, i * sp);
+        pi = pi - decay * pi;
+        const double mi = beta1 * load_double(m, i * sm) + (1 - beta1) * gi;
+        const double vi = beta2 * load_double(v, i * sv) + (1 - beta2) * gi * gi;
+        pi = pi - lr * (mi / correction1) / (std::sqrt(vi / correction2) + eps);
+        p[i * sp] = store_double<T>(pi);
+        m[i * sm] = store_double<T>(mi);
+        v[i * sv] = store_double<T>(vi);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+ctl_status* run_cross_entropy(const OpContext& ctx) {
+  CrossEntropy v;
+  CTL_SDK_RETURN_IF_ERROR(cross_entropy_views(ctx, false, &v));
+  const int64_t c = v.logits.shape[v.logits.rank - 1];
+  const int64_t rows = v.target.numel();
+  const int64_t block = std::max<int64_t>(1, kElementsPerBlock / std::max<int64_t>(c, 1));
+  const int64_t blocks = (rows + block - 1) / block;
+  Scratch scratch(ctx);
+  CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, (sizeof(double) + sizeof(int64_t)) * static_cast<size_t>(blocks)));
+  double* const sums = scratch.as<double>();
+  int64_t* const counts = reinterpret_cast<int64_t*>(sums + blocks);
+  const bool known = dispatch_cross_entropy(v, [&](auto tag, auto index_tag) {
+    cross_entropy_rows<typename decltype(tag)::type, typename decltype(index_tag)::type>(ctx, v, sums, counts);
+  });
+  if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(v.logits.dtype));
+  return nullptr;
+}
+
+ctl_status* run_cross_entropy_backward(const OpContext& ctx) {
+  CrossEntropy v;
+  CTL_SDK_RETURN_IF_ERROR(cross_entropy_views(ctx, true, &v));
+  const int64_t c = v.logits.shape[v.logits.rank - 1];
+  if (v.logits.numel() == 0) return nullptr;
+  Scratch scratch(ctx);
+  const size_t row_bytes = sizeof(double) * static_cast<size_t>(c) * ctx.threads();
+  CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, std::max(row_bytes, sizeof(int64_t) * ctx.threads())));
+  const bool known = dispatch_cross_entropy(v, [&](auto tag, auto index_tag) {
+    using I = typename decltype(index_tag)::type;
+    const int64_t count = v.reduction == CTL_REDUCTION_MEAN
+                              ? counted_rows<I>(ctx, v, reinterpret_cast<int64_t*>(scratch.as<double>()))
+                              : 0;
+    cross_entropy_backward_rows<typename decltype(tag)::type, I>(ctx, v, count, scratch.as<double>());
+  });
+  if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(v.logits.dtype));
+  return nullptr;
+}
+
+ctl_status* run_adamw_step(const OpContext& ctx) {
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 3, 3));
+  View grad, state[3];
+  static const char* const names[3] = {"output 0 (param)", "output 1 (exp_avg)", "output 2 (exp_avg_sq)"};
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "grad", &grad));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "param", &state[0]));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(1, "exp_avg", &state[1]));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(2, "exp_avg_sq", &state[2]));
+  for (int i = 0; i < 3; ++i) {
+    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(state[i], names[i], grad.dtype));
+    CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(state[i], names[i], grad, "input 0 (grad)"));
+    // Read, then written: a broadcast axis would make parts race on one element.
+    for (uint32_t d = 0; d < grad.rank; ++d) {
+      if (state[i].strides[d] == 0 && state[i].shape[d] > 1) {
+        return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s is broadcast (stride 0) along axis %u; it is updated in place",
+                        names[i], d);
+      }
+    }
+  }
+  ctl_adamw_attrs a;
+  bool given = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_ADAMW_ATTRS_STRUCT_SIZE, "ctl_adamw_attrs", &given));
+  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; adamw_step needs a ctl_adamw_attrs");
+  if (a.step == 0) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.step is 0; the first update is step 1");
+  const bool finite = std::isfinite(a.lr) && std::isfinite(a.eps) && std::isfinite(a.weight_decay);
+  if (!finite || !(a.beta1 >= 0 && a.beta1 < 1) || !(a.beta2 >= 0 && a.beta2 < 1) || !(a.eps > 0)) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
+                    "attrs hold lr %g, beta1 %g, beta2 %g, eps %g, weight_decay %g; betas must be in [0, 1), eps > 0 "
+                    "and all finite",
+                    a.lr, a.beta1, a.beta2, a.eps, a.weight_decay);
+  }
+  if (grad.numel() == 0) return nullptr;
+  const bool known =
+      dispatch_float(grad.dtype, [&](auto tag) { adamw_elements<typename decltype(tag)::type>(ctx, grad, state, a); });
+  if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(grad.dtype));
+  return nullptr;
+}
+
+}  // namespace catalyst::cpu
