@@ -14,4 +14,7 @@ namespace catalyst::cli {
 // installed beside this one) with the same arguments.
 int conformance_command(int argc, char** argv);
 
+// `catalyst train-gpt ...`: trains a GPT (catalyst-train-gpt, examples/gpt) with the same arguments.
+int train_gpt_command(int argc, char** argv);
+
 }  // namespace catalyst::cli

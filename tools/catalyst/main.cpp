@@ -16,6 +16,8 @@ void print_usage(FILE* out) {
                "  devices [--json] [--plugin PATH]...   list plugins (accepted or rejected, and why) and devices\n"
                "  conformance --plugin PATH|NAME [...]  run the conformance suite against a plugin\n"
                "                                        (catalyst conformance --help for its options)\n"
+               "  train-gpt [--data FILE] [...]         train a byte-level GPT from scratch and sample from it\n"
+               "                                        (catalyst train-gpt --help for its options)\n"
                "  version                               print the ABI version of the loaded library\n"
                "  help                                  show this text\n"
                "\n"
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "devices") return catalyst::cli::devices_command(argc - 2, argv + 2);
   if (command == "conformance") return catalyst::cli::conformance_command(argc - 2, argv + 2);
+  if (command == "train-gpt") return catalyst::cli::train_gpt_command(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
     uint32_t major = 0, minor = 0;
     ctl_abi_version(&major, &minor);

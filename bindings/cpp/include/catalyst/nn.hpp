@@ -1,0 +1,228 @@
+// nn.hpp — the pieces of a model, on catalyst.hpp: named parameters initialised from the
+// counter-based generator (so one seed gives the same model on every device), Linear,
+// Embedding, LayerNorm, causal multi-head self-attention, an MLP, and a GPT.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catalyst/catalyst.hpp"
+
+namespace catalyst::nn {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+// Draws parameters from one seed: each parameter takes the next `numel` counters of the
+// generator, so the values depend only on the seed and the order of creation.
+class Init {
+ public:
+  Init(Device device, ctl_dtype dtype, uint64_t seed) : device_(device), dtype_(dtype), seed_(seed) {}
+  Tensor normal(const Shape& shape, double stddev) { return draw(shape, true, 0.0, stddev); }
+  Tensor uniform(const Shape& shape, double bound) { return draw(shape, false, -bound, bound); }
+  Tensor constant(const Shape& shape, double value) {
+    Tensor t = Tensor::full(device_, dtype_, shape, value);
+    t.set_requires_grad(true);
+    return t;
+  }
+  Device device() const { return device_; }
+  ctl_dtype dtype() const { return dtype_; }
+
+ private:
+  Tensor draw(const Shape& shape, bool normal, double a, double b) {
+    Tensor t = random(device_, dtype_, shape, normal, seed_, offset_, a, b);
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    offset_ += static_cast<uint64_t>(n);
+    t.set_requires_grad(true);
+    return t;
+  }
+  Device device_;
+  ctl_dtype dtype_;
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+};
+
+// y = x @ W + b with W [in, out] (PyTorch-style uniform(-1/sqrt(in), 1/sqrt(in)) init).
+class Linear {
+ public:
+  Linear() = default;
+  Linear(Init& init, int64_t in, int64_t out, bool bias = true, double stddev = -1)
+      : weight(stddev > 0 ? init.normal({in, out}, stddev) : init.uniform({in, out}, 1.0 / std::sqrt(double(in)))) {
+    if (bias) this->bias = init.constant({out}, 0.0);
+  }
+  Tensor operator()(const Tensor& x, ctl_activation activation = CTL_ACTIVATION_NONE) const {
+    MatmulOptions o;
+    o.activation = activation;
+    return matmul(x, weight, bias, o);
+  }
+  void collect(const std::string& prefix, NamedTensors& out) const {
+    out.emplace_back(prefix + ".weight", weight);
+    if (bias) out.emplace_back(prefix + ".bias", bias);
+  }
+  Tensor weight, bias;
+};
+
+// Rows of a [count, width] table looked up by integer ids.
+class Embedding {
+ public:
+  Embedding() = default;
+  Embedding(Init& init, int64_t count, int64_t width, double stddev = 0.02)
+      : weight(init.normal({count, width}, stddev)) {}
+  Tensor operator()(const Tensor& ids) const { return gather(weight, ids, 0); }
+  void collect(const std::string& prefix, NamedTensors& out) const { out.emplace_back(prefix + ".weight", weight); }
+  Tensor weight;
+};
+
+class LayerNorm {
+ public:
+  LayerNorm() = default;
+  LayerNorm(Init& init, int64_t width) : weight(init.constant({width}, 1.0)), bias(init.constant({width}, 0.0)) {}
+  Tensor operator()(const Tensor& x) const { return layer_norm(x, weight, bias, 1e-5); }
+  void collect(const std::string& prefix, NamedTensors& out) const {
+    out.emplace_back(prefix + ".weight", weight);
+    out.emplace_back(prefix + ".bias", bias);
+  }
+  Tensor weight, bias;
+};
+
+// Causal multi-head self-attention on [B, T, C]: softmax(q k^T / sqrt(d) + mask) v, where
+// the mask is -inf above the diagonal (a position never sees the future).
+class CausalSelfAttention {
+ public:
+  CausalSelfAttention() = default;
+  CausalSelfAttention(Init& init, int64_t width, int64_t heads, double proj_stddev)
+      : heads_(heads), qkv(init, width, 3 * width, true, 0.02), proj(init, width, width, true, proj_stddev) {}
+
+  Tensor operator()(const Tensor& x, const Tensor& mask) const {
+    const Shape s = x.shape();
+    const int64_t B = s[0], T = s[1], C = s[2], H = heads_, D = C / H;
+    Tensor both = qkv(x);                 // [B, T, 3C]
+    auto head_view = [&](int64_t part) {  // [B, H, T, D], a view
+      return both.slice(2, part * C, (part + 1) * C).reshape({B, T, H, D}).permute({0, 2, 1, 3});
+    };
+    Tensor q = head_view(0), k = head_view(1), v = head_view(2);
+    MatmulOptions scores;
+    scores.transpose_b = true;
+    scores.alpha = 1.0 / std::sqrt(double(D));
+    Tensor att = matmul(q, k, {}, scores) + mask;  // [B, H, T, T]
+    Tensor p = softmax(att, -1);
+    Tensor y = matmul(p, v);  // [B, H, T, D]
+    y = y.permute({0, 2, 1, 3}).contiguous().reshape({B, T, C});
+    return proj(y);
+  }
+  void collect(const std::string& prefix, NamedTensors& out) const {
+    qkv.collect(prefix + ".qkv", out);
+    proj.collect(prefix + ".proj", out);
+  }
+
+ private:
+  int64_t heads_ = 1;
+
+ public:
+  Linear qkv, proj;
+};
+
+class MLP {
+ public:
+  MLP() = default;
+  MLP(Init& init, int64_t width, int64_t hidden, double proj_stddev)
+      : fc(init, width, hidden, true, 0.02), proj(init, hidden, width, true, proj_stddev) {}
+  Tensor operator()(const Tensor& x) const { return proj(fc(x, CTL_ACTIVATION_GELU_TANH)); }
+  void collect(const std::string& prefix, NamedTensors& out) const {
+    fc.collect(prefix + ".fc", out);
+    proj.collect(prefix + ".proj", out);
+  }
+  Linear fc, proj;
+};
+
+struct GPTConfig {
+  int64_t vocab = 256;
+  int64_t context = 128;
+  int64_t width = 128;
+  int64_t heads = 4;
+  int64_t layers = 4;
+};
+
+// A pre-norm GPT: token + position embeddings, `layers` blocks of
+// x + attention(ln(x)) and x + mlp(ln(x)), a final layer norm, and logits through the
+// token embedding (tied weights).
+class GPT {
+ public:
+  GPT(Device device, ctl_dtype dtype, const GPTConfig& config, uint64_t seed) : config_(config) {
+    Init init(device, dtype, seed);
+    const double proj_stddev = 0.02 / std::sqrt(2.0 * double(config.layers));  // residual branches
+    wte = Embedding(init, config.vocab, config.width);
+    wpe = Embedding(init, config.context, config.width);
+    for (int64_t i = 0; i < config.layers; ++i) {
+      Block b;
+      b.ln1 = LayerNorm(init, config.width);
+      b.attn = CausalSelfAttention(init, config.width, config.heads, proj_stddev);
+      b.ln2 = LayerNorm(init, config.width);
+      b.mlp = MLP(init, config.width, 4 * config.width, proj_stddev);
+      blocks.push_back(std::move(b));
+    }
+    ln_f = LayerNorm(init, config.width);
+    // The causal mask, a constant outside the record: 0 where j <= i, -inf where j > i.
+    const int64_t T = config.context;
+    std::vector<double> m(static_cast<size_t>(T * T));
+    for (int64_t i = 0; i < T; ++i) {
+      for (int64_t j = 0; j < T; ++j) m[i * T + j] = j <= i ? 0.0 : -std::numeric_limits<double>::infinity();
+    }
+    mask_ = cast(Tensor::from_vector<double>(device, {T, T}, m), dtype).detach();
+    position_ids_ = arange(device, CTL_DTYPE_I64, T);
+  }
+
+  // Logits [B, T, vocab] for token ids [B, T] (i32 or i64), T <= context.
+  Tensor logits(const Tensor& ids) const {
+    const int64_t T = ids.dim(1);
+    Tensor positions = wpe(position_ids_.slice(0, 0, T));  // [T, C]
+    Tensor x = wte(ids) + positions;
+    Tensor mask = mask_.slice(0, 0, T).slice(1, 0, T);
+    for (const Block& b : blocks) {
+      x = x + b.attn(b.ln1(x), mask);
+      x = x + b.mlp(b.ln2(x));
+    }
+    x = ln_f(x);
+    MatmulOptions tied;
+    tied.transpose_b = true;
+    return matmul(x, wte.weight, {}, tied);
+  }
+
+  // Mean cross-entropy of the next-token predictions.
+  Tensor loss(const Tensor& ids, const Tensor& targets) const { return cross_entropy(logits(ids), targets); }
+
+  NamedTensors parameters() const {
+    NamedTensors out;
+    wte.collect("wte", out);
+    wpe.collect("wpe", out);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const std::string p = "h." + std::to_string(i);
+      blocks[i].ln1.collect(p + ".ln1", out);
+      blocks[i].attn.collect(p + ".attn", out);
+      blocks[i].ln2.collect(p + ".ln2", out);
+      blocks[i].mlp.collect(p + ".mlp", out);
+    }
+    ln_f.collect("ln_f", out);
+    return out;
+  }
+  const GPTConfig& config() const { return config_; }
+
+  struct Block {
+    LayerNorm ln1, ln2;
+    CausalSelfAttention attn;
+    MLP mlp;
+  };
+  Embedding wte, wpe;
+  std::vector<Block> blocks;
+  LayerNorm ln_f;
+
+ private:
+  GPTConfig config_;
+  Tensor mask_;
+  Tensor position_ids_;
+};
+
+}  // namespace catalyst::nn

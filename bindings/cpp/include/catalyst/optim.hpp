@@ -1,0 +1,126 @@
+// optim.hpp — optimizers and the schedule around them: SGD with momentum, AdamW (the fused
+// adamw_step op), warm-up plus cosine learning rate, and gradient clipping by global norm.
+// Steps run with recording off and update parameters in place (ctl_op_run_into).
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "catalyst/nn.hpp"
+
+namespace catalyst::optim {
+
+// Linear warm-up from 0 to `peak` over `warmup` steps, then a cosine down to `floor` at
+// `total` steps (and `floor` after). `step` counts from 0.
+inline double warmup_cosine(int64_t step, int64_t warmup, int64_t total, double peak, double floor) {
+  if (warmup > 0 && step < warmup) return peak * double(step + 1) / double(warmup);
+  if (step >= total) return floor;
+  const double progress = double(step - warmup) / double(std::max<int64_t>(1, total - warmup));
+  return floor + 0.5 * (peak - floor) * (1.0 + std::cos(M_PI * progress));
+}
+
+// The global L2 norm of the gradients; scales them by max_norm / norm when it is larger.
+// Returns the norm before clipping. Parameters without a gradient are skipped.
+inline double clip_grad_norm(const Runtime& runtime, const nn::NamedTensors& params, double max_norm) {
+  NoGrad no_grad(runtime);
+  double total = 0;
+  std::vector<Tensor> grads;
+  for (const auto& [name, p] : params) {
+    Tensor g = p.grad();
+    if (!g) continue;
+    total += sum(g * g).item();
+    grads.push_back(std::move(g));
+  }
+  const double norm = std::sqrt(total);
+  if (max_norm > 0 && norm > max_norm) {
+    const double scale = max_norm / (norm + 1e-6);
+    for (const Tensor& g : grads) copy_(g, g * scale);
+  }
+  return norm;
+}
+
+// SGD with momentum: buf = momentum * buf + g; p -= lr * buf.
+class SGD {
+ public:
+  SGD(nn::NamedTensors params, double momentum) : params_(std::move(params)), momentum_(momentum) {
+    for (const auto& [name, p] : params_) buffers_.push_back(Tensor::zeros(p.device(), p.dtype(), p.shape()));
+  }
+  void step(const Runtime& runtime, double lr) {
+    NoGrad no_grad(runtime);
+    for (size_t i = 0; i < params_.size(); ++i) {
+      Tensor g = params_[i].second.grad();
+      if (!g) continue;
+      Tensor buf = buffers_[i] * momentum_ + g;
+      copy_(buffers_[i], buf);
+      copy_(params_[i].second, params_[i].second - buf * lr);
+    }
+  }
+  void zero_grad() {
+    for (const auto& [name, p] : params_) p.zero_grad();
+  }
+
+ private:
+  nn::NamedTensors params_;
+  std::vector<Tensor> buffers_;
+  double momentum_;
+};
+
+struct AdamWOptions {
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.1;  // applied to matrices only (rank >= 2), not to biases or norms
+};
+
+// AdamW through the fused adamw_step op; its state (moments and step count) can be saved
+// and restored for bit-identical resumption.
+class AdamW {
+ public:
+  AdamW(nn::NamedTensors params, AdamWOptions options) : params_(std::move(params)), o_(options) {
+    for (const auto& [name, p] : params_) {
+      m_.push_back(Tensor::zeros(p.device(), p.dtype(), p.shape()));
+      v_.push_back(Tensor::zeros(p.device(), p.dtype(), p.shape()));
+    }
+  }
+  void step(const Runtime& runtime, double lr) {
+    NoGrad no_grad(runtime);
+    ++steps_;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const Tensor& p = params_[i].second;
+      Tensor g = p.grad();
+      if (!g) continue;
+      ctl_adamw_attrs a{};
+      a.struct_size = CTL_ADAMW_ATTRS_STRUCT_SIZE;
+      a.lr = lr;
+      a.beta1 = o_.beta1;
+      a.beta2 = o_.beta2;
+      a.eps = o_.eps;
+      a.weight_decay = p.rank() >= 2 ? o_.weight_decay : 0.0;
+      a.step = static_cast<uint64_t>(steps_);
+      run_into(CTL_OP_ADAMW_STEP, {&g}, &a, {&p, &m_[i], &v_[i]});
+    }
+  }
+  void zero_grad() {
+    for (const auto& [name, p] : params_) p.zero_grad();
+  }
+  int64_t steps() const { return steps_; }
+  void set_steps(int64_t steps) { steps_ = steps; }
+  // The moments, named after their parameters, for checkpoints.
+  nn::NamedTensors state() const {
+    nn::NamedTensors out;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      out.emplace_back("adamw.m." + params_[i].first, m_[i]);
+      out.emplace_back("adamw.v." + params_[i].first, v_[i]);
+    }
+    return out;
+  }
+
+ private:
+  nn::NamedTensors params_;
+  AdamWOptions o_;
+  std::vector<Tensor> m_, v_;
+  int64_t steps_ = 0;
+};
+
+}  // namespace catalyst::optim

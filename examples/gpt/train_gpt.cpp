@@ -1,0 +1,417 @@
+// train_gpt.cpp — `catalyst train-gpt`: trains a byte-level GPT from scratch on a text file
+// (by default the fortunes of Debian's `fortunes` package) on any Catalyst device, with a
+// progress bar, evaluation on a held-out split, checkpoints that resume bit-identically, a
+// JSON-lines log, a loss plot and a sample of generated text at the end.
+//
+// Written only against the C++ binding (bindings/cpp), which uses only the C ABI.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "catalyst/catalyst.hpp"
+#include "catalyst/nn.hpp"
+#include "catalyst/optim.hpp"
+#include "catalyst/safetensors.hpp"
+#include "catalyst/text_data.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string data;
+  std::string device;
+  std::string out_dir = "gpt-run";
+  bool resume = false;
+  int64_t steps = 600;
+  int64_t batch = 16;
+  int64_t context = 64;
+  int64_t width = 128;
+  int64_t heads = 4;
+  int64_t layers = 3;
+  double lr = 3e-3;
+  double min_lr = 3e-4;
+  int64_t warmup = 50;
+  double clip = 1.0;
+  double weight_decay = 0.1;
+  int64_t eval_every = 100;
+  int64_t eval_batches = 8;
+  int64_t checkpoint_every = 100;
+  int64_t sample_length = 400;
+  double temperature = 0.8;
+  uint64_t seed = 1337;
+  bool quiet = false;
+};
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: catalyst train-gpt [options]\n"
+               "\n"
+               "Trains a byte-level GPT from scratch and prints a sample of generated text.\n"
+               "\n"
+               "data and device:\n"
+               "  --data FILE           text to learn (default: every fortune in /usr/share/games/fortunes)\n"
+               "  --device SPEC         cpu, cpu:1, opencl:0, an index, ... (default: the default device)\n"
+               "  --out DIR             checkpoint, log.jsonl, loss.png and sample.txt (default gpt-run)\n"
+               "  --resume              continue from DIR/checkpoint.safetensors\n"
+               "model:\n"
+               "  --context N --width N --heads N --layers N   (default 64, 128, 4, 3)\n"
+               "training:\n"
+               "  --steps N (600)  --batch N (16)  --lr X (3e-3)  --min-lr X (3e-4)  --warmup N (50)\n"
+               "  --clip X (1.0)  --weight-decay X (0.1)  --seed N (1337)\n"
+               "  --eval-every N (100)  --eval-batches N (8)  --checkpoint-every N (100)\n"
+               "output:\n"
+               "  --sample-length N (400)  --temperature X (0.8)  --quiet (no progress bar)\n");
+}
+
+bool parse(int argc, char** argv, Options* o, std::string* error) {
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (a == "--help" || a == "-h") {
+        usage(stdout);
+        std::exit(0);
+      } else if (a == "--data") {
+        o->data = next();
+      } else if (a == "--device") {
+        o->device = next();
+      } else if (a == "--out") {
+        o->out_dir = next();
+      } else if (a == "--resume") {
+        o->resume = true;
+      } else if (a == "--steps") {
+        o->steps = std::stoll(next());
+      } else if (a == "--batch") {
+        o->batch = std::stoll(next());
+      } else if (a == "--context") {
+        o->context = std::stoll(next());
+      } else if (a == "--width") {
+        o->width = std::stoll(next());
+      } else if (a == "--heads") {
+        o->heads = std::stoll(next());
+      } else if (a == "--layers") {
+        o->layers = std::stoll(next());
+      } else if (a == "--lr") {
+        o->lr = std::stod(next());
+      } else if (a == "--min-lr") {
+        o->min_lr = std::stod(next());
+      } else if (a == "--warmup") {
+        o->warmup = std::stoll(next());
+      } else if (a == "--clip") {
+        o->clip = std::stod(next());
+      } else if (a == "--weight-decay") {
+        o->weight_decay = std::stod(next());
+      } else if (a == "--eval-every") {
+        o->eval_every = std::stoll(next());
+      } else if (a == "--eval-batches") {
+        o->eval_batches = std::stoll(next());
+      } else if (a == "--checkpoint-every") {
+        o->checkpoint_every = std::stoll(next());
+      } else if (a == "--sample-length") {
+        o->sample_length = std::stoll(next());
+      } else if (a == "--temperature") {
+        o->temperature = std::stod(next());
+      } else if (a == "--seed") {
+        o->seed = std::stoull(next());
+      } else if (a == "--quiet") {
+        o->quiet = true;
+      } else {
+        *error = "unknown option '" + a + "'";
+        return false;
+      }
+    } catch (const std::exception& e) {
+      *error = "bad value for " + a + ": " + e.what();
+      return false;
+    }
+  }
+  if (o->steps < 1 || o->batch < 1 || o->context < 2 || o->width < 1 || o->heads < 1 || o->layers < 1) {
+    *error = "--steps, --batch, --width, --heads and --layers must be positive and --context at least 2";
+    return false;
+  }
+  if (o->width % o->heads != 0) {
+    *error =
+        "--width (" + std::to_string(o->width) + ") must be a multiple of --heads (" + std::to_string(o->heads) + ")";
+    return false;
+  }
+  return true;
+}
+
+// The fortunes package's text files (not the .dat indexes), concatenated in name order.
+std::string default_corpus(std::string* error) {
+  const fs::path dir = "/usr/share/games/fortunes";
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const fs::path p = entry.path();
+    if (!entry.is_regular_file() || p.has_extension()) continue;  // skips *.dat and *.u8
+    files.push_back(p);
+  }
+  if (files.empty()) {
+    *error = "no --data given and no fortunes in " + dir.string() +
+             " (install Debian's `fortunes` package, or pass --data FILE)";
+    return "";
+  }
+  std::sort(files.begin(), files.end());
+  const fs::path out = fs::temp_directory_path() / ("catalyst-fortunes-" + std::to_string(getuid()) + ".txt");
+  std::ofstream o(out, std::ios::binary);
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    o << in.rdbuf();
+  }
+  return out.string();
+}
+
+std::string human_time(double seconds) {
+  char b[32];
+  if (seconds >= 3600) {
+    std::snprintf(b, sizeof b, "%dh%02dm", int(seconds / 3600), int(std::fmod(seconds, 3600) / 60));
+  } else if (seconds >= 60) {
+    std::snprintf(b, sizeof b, "%dm%02ds", int(seconds / 60), int(std::fmod(seconds, 60)));
+  } else {
+    std::snprintf(b, sizeof b, "%.0fs", seconds);
+  }
+  return b;
+}
+
+// Token ids as an i32 tensor [batch, context].
+catalyst::Tensor ids_tensor(catalyst::Device device, int64_t batch, int64_t context, const std::vector<int32_t>& ids) {
+  return catalyst::Tensor::from_vector<int32_t>(device, {batch, context}, ids);
+}
+
+// Mean validation loss over `batches` windows drawn with a fixed generator state, so every
+// evaluation of a run sees the same text.
+double evaluate(const catalyst::Runtime& rt, const catalyst::nn::GPT& model, const catalyst::ByteDataset& data,
+                const Options& o, catalyst::Device device) {
+  catalyst::NoGrad no_grad(rt);
+  catalyst::WindowSampler sampler(data.validation(), 0x5eed);
+  double total = 0;
+  std::vector<int32_t> x, y;
+  for (int64_t i = 0; i < o.eval_batches; ++i) {
+    sampler.next_batch(o.batch, o.context, &x, &y);
+    total += model.loss(ids_tensor(device, o.batch, o.context, x), ids_tensor(device, o.batch, o.context, y)).item();
+  }
+  return total / double(o.eval_batches);
+}
+
+// splitmix64: the sampler's own small generator (a Weyl counter through a finaliser).
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Generates text one byte at a time from a newline, sampling softmax(logits / temperature).
+std::string sample(const catalyst::Runtime& rt, const catalyst::nn::GPT& model, const Options& o,
+                   catalyst::Device device) {
+  catalyst::NoGrad no_grad(rt);
+  std::vector<int32_t> tokens = {'\n'};
+  uint64_t state = o.seed ^ 0xa5a5a5a5ull;
+  std::string text;
+  for (int64_t i = 0; i < o.sample_length; ++i) {
+    const int64_t start = std::max<int64_t>(0, int64_t(tokens.size()) - o.context);
+    std::vector<int32_t> window(tokens.begin() + start, tokens.end());
+    const int64_t T = int64_t(window.size());
+    catalyst::Tensor logits = model.logits(ids_tensor(device, 1, T, window));
+    catalyst::Tensor last = logits.slice(1, T - 1, T).reshape({256});
+    std::vector<double> l = catalyst::cast(last, CTL_DTYPE_F64).to_vector<double>();
+    double top = *std::max_element(l.begin(), l.end());
+    double z = 0;
+    for (double& v : l) z += (v = std::exp((v - top) / o.temperature));
+    double r = double(splitmix64(state) >> 11) * 0x1.0p-53 * z;
+    int32_t next = 255;
+    for (int32_t c = 0; c < 256; ++c) {
+      r -= l[c];
+      if (r <= 0) {
+        next = c;
+        break;
+      }
+    }
+    tokens.push_back(next);
+    text.push_back(static_cast<char>(next));
+  }
+  return text;
+}
+
+void write_plot(const std::string& log_path, const std::string& png_path) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    std::fprintf(stderr, "note: gnuplot is not installed, so no %s (the log is in %s)\n", png_path.c_str(),
+                 log_path.c_str());
+    return;
+  }
+  const std::string dat = png_path + ".dat";
+  {
+    std::ifstream in(log_path);
+    std::ofstream out(dat);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto field = [&](const std::string& key) -> std::string {
+        const size_t at = line.find("\"" + key + "\": ");
+        if (at == std::string::npos) return "";
+        const size_t begin = at + key.size() + 4;
+        return line.substr(begin, line.find_first_of(",}", begin) - begin);
+      };
+      const std::string step = field("step"), loss = field("loss"), val = field("val_loss");
+      if (!step.empty())
+        out << step << " " << (loss.empty() ? "NaN" : loss) << " " << (val.empty() ? "NaN" : val) << "\n";
+    }
+  }
+  const std::string script = "set terminal png size 900,500; set output '" + png_path +
+                             "'; set xlabel 'step'; set ylabel 'loss (nats)'; set grid; "
+                             "plot '" +
+                             dat + "' using 1:2 with lines title 'training', '" + dat +
+                             "' using 1:3 with linespoints title 'validation'";
+  const std::string command = "gnuplot -e \"" + script + "\" 2>&1";
+  if (std::system(command.c_str()) != 0) std::fprintf(stderr, "note: gnuplot failed; no %s\n", png_path.c_str());
+  std::remove(dat.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  std::string error;
+  if (!parse(argc - 1, argv + 1, &o, &error)) {
+    std::fprintf(stderr, "catalyst train-gpt: %s\n\n", error.c_str());
+    usage(stderr);
+    return 2;
+  }
+  try {
+    if (o.data.empty()) {
+      o.data = default_corpus(&error);
+      if (o.data.empty()) throw catalyst::Error(CTL_STATUS_NOT_FOUND, error);
+    }
+    catalyst::Runtime rt;
+    catalyst::Device device = o.device.empty() ? rt.default_device() : rt.device(o.device);
+    catalyst::ByteDataset data(o.data, static_cast<size_t>(40 * (o.context + 2)), 0.1);
+    fs::create_directories(o.out_dir);
+    const std::string checkpoint = o.out_dir + "/checkpoint.safetensors";
+    const std::string log_path = o.out_dir + "/log.jsonl";
+
+    catalyst::nn::GPTConfig config{256, o.context, o.width, o.heads, o.layers};
+    catalyst::nn::GPT model(device, CTL_DTYPE_F32, config, o.seed);
+    const auto params = model.parameters();
+    int64_t count = 0;
+    for (const auto& [name, p] : params) count += p.numel();
+    catalyst::optim::AdamWOptions adam;
+    adam.weight_decay = o.weight_decay;
+    catalyst::optim::AdamW optimizer(params, adam);
+    catalyst::WindowSampler sampler(data.train(), o.seed);
+    int64_t start_step = 0;
+
+    if (o.resume) {
+      const catalyst::SafetensorsFile file = catalyst::load_safetensors(checkpoint);
+      catalyst::NoGrad no_grad(rt);
+      for (const auto& [name, p] : params) catalyst::copy_(p, file.tensor(name, device));
+      for (const auto& [name, t] : optimizer.state()) catalyst::copy_(t, file.tensor(name, device));
+      start_step = std::stoll(file.metadata.at("step"));
+      optimizer.set_steps(std::stoll(file.metadata.at("optimizer_steps")));
+      sampler.set_state(std::stoull(file.metadata.at("sampler_state")));
+      std::fprintf(stderr, "resumed from %s at step %lld\n", checkpoint.c_str(), static_cast<long long>(start_step));
+    } else {
+      std::ofstream(log_path, std::ios::trunc);  // a fresh log for a fresh run
+    }
+    const double unigram = data.unigram_entropy_nats();
+    std::fprintf(stderr,
+                 "training a %lld-parameter GPT (context %lld, width %lld, %lld heads, %lld layers) on %s (%zu bytes) "
+                 "on %s\nbaseline: predicting byte frequencies gives a validation loss of %.3f nats\n",
+                 static_cast<long long>(count), static_cast<long long>(o.context), static_cast<long long>(o.width),
+                 static_cast<long long>(o.heads), static_cast<long long>(o.layers), o.data.c_str(), data.size(),
+                 device.name().c_str(), unigram);
+
+    auto save = [&](int64_t step) {
+      catalyst::nn::NamedTensors all = params;
+      for (auto& entry : optimizer.state()) all.push_back(entry);
+      std::map<std::string, std::string> meta = {
+          {"step", std::to_string(step)},
+          {"optimizer_steps", std::to_string(optimizer.steps())},
+          {"sampler_state", std::to_string(sampler.state())},
+          {"config", "context=" + std::to_string(o.context) + " width=" + std::to_string(o.width) +
+                         " heads=" + std::to_string(o.heads) + " layers=" + std::to_string(o.layers)}};
+      catalyst::save_safetensors(checkpoint, all, meta);
+    };
+
+    std::ofstream log(log_path, std::ios::app);
+    const bool tty = isatty(STDERR_FILENO) && !o.quiet;
+    const auto begin = Clock::now();
+    double smoothed = NAN, last_val = NAN;
+    std::vector<int32_t> x, y;
+    for (int64_t step = start_step; step < o.steps; ++step) {
+      const auto t0 = Clock::now();
+      sampler.next_batch(o.batch, o.context, &x, &y);
+      catalyst::Tensor loss =
+          model.loss(ids_tensor(device, o.batch, o.context, x), ids_tensor(device, o.batch, o.context, y));
+      loss.backward();
+      const double norm = catalyst::optim::clip_grad_norm(rt, params, o.clip);
+      const double lr = catalyst::optim::warmup_cosine(step, o.warmup, o.steps, o.lr, o.min_lr);
+      optimizer.step(rt, lr);
+      optimizer.zero_grad();
+      const double value = loss.item();
+      smoothed = std::isnan(smoothed) ? value : 0.9 * smoothed + 0.1 * value;
+      const double step_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
+      const double tokens_per_second = double((step - start_step + 1) * o.batch * o.context) / elapsed;
+      const bool last = step + 1 == o.steps;
+      std::ostringstream record;
+      record.precision(6);
+      record << "{\"step\": " << step + 1 << ", \"loss\": " << value << ", \"lr\": " << lr
+             << ", \"grad_norm\": " << norm << ", \"tokens_per_second\": " << tokens_per_second
+             << ", \"step_seconds\": " << step_seconds;
+      if ((step + 1) % o.eval_every == 0 || last) {
+        last_val = evaluate(rt, model, data, o, device);
+        record << ", \"val_loss\": " << last_val;
+      }
+      record << "}";
+      log << record.str() << "\n";
+      log.flush();
+      if ((step + 1) % o.checkpoint_every == 0 || last) save(step + 1);
+      // The progress bar.
+      const double done = double(step + 1 - start_step) / double(o.steps - start_step);
+      const double left = elapsed / done - elapsed;
+      const int width = 24, filled = int(done * width);
+      std::string bar(filled, '#');
+      bar.resize(width, '.');
+      char line[256];
+      std::snprintf(line, sizeof line, "step %5lld/%lld [%s] loss %.3f val %.3f | %.0f tok/s | %s left",
+                    static_cast<long long>(step + 1), static_cast<long long>(o.steps), bar.c_str(), smoothed, last_val,
+                    tokens_per_second, human_time(left).c_str());
+      if (tty) {
+        std::fprintf(stderr, "\r\033[K%s", line);
+      } else if (!o.quiet && ((step + 1) % std::max<int64_t>(1, o.eval_every / 2) == 0 || last)) {
+        std::fprintf(stderr, "%s\n", line);
+      }
+    }
+    if (tty) std::fprintf(stderr, "\n");
+    const double val = evaluate(rt, model, data, o, device);
+    std::printf("validation loss %.3f nats (predicting byte frequencies: %.3f)\n", val, unigram);
+    write_plot(log_path, o.out_dir + "/loss.png");
+    const std::string text = sample(rt, model, o, device);
+    std::ofstream(o.out_dir + "/sample.txt") << text;
+    std::printf("---- sample ----\n%s\n----------------\n", text.c_str());
+    std::printf("checkpoint %s, log %s, plot %s/loss.png\n", checkpoint.c_str(), log_path.c_str(), o.out_dir.c_str());
+    return 0;
+  } catch (const catalyst::Error& e) {
+    std::fprintf(stderr, "catalyst train-gpt: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "catalyst train-gpt: %s\n", e.what());
+    return 1;
+  }
+}
