@@ -13,6 +13,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config binutils
   libgtest-dev libgmock-dev libcmocka-dev libdlpack-dev
   python3 python3-numpy python3-torch
+  fortunes gnuplot-nox
 )
 
 install_missing_packages() {

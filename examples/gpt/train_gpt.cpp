@@ -4,6 +4,7 @@
 // JSON-lines log, a loss plot and a sample of generated text at the end.
 //
 // Written only against the C++ binding (bindings/cpp), which uses only the C ABI.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,7 @@ struct Options {
   double temperature = 0.8;
   uint64_t seed = 1337;
   bool quiet = false;
+  int64_t kill_after_step = 0;  // tests: die by SIGKILL right after this step's checkpoint
 };
 
 void usage(FILE* out) {
@@ -74,7 +76,9 @@ void usage(FILE* out) {
                "  --clip X (1.0)  --weight-decay X (0.1)  --seed N (1337)\n"
                "  --eval-every N (100)  --eval-batches N (8)  --checkpoint-every N (100)\n"
                "output:\n"
-               "  --sample-length N (400)  --temperature X (0.8)  --quiet (no progress bar)\n");
+               "  --sample-length N (400)  --temperature X (0.8)  --quiet (no progress bar)\n"
+               "testing:\n"
+               "  --kill-after-step N   die by SIGKILL right after step N (and its checkpoint), to test --resume\n");
 }
 
 bool parse(int argc, char** argv, Options* o, std::string* error) {
@@ -132,6 +136,8 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
         o->seed = std::stoull(next());
       } else if (a == "--quiet") {
         o->quiet = true;
+      } else if (a == "--kill-after-step") {
+        o->kill_after_step = std::stoll(next());
       } else {
         *error = "unknown option '" + a + "'";
         return false;
@@ -382,6 +388,7 @@ int main(int argc, char** argv) {
       log << record.str() << "\n";
       log.flush();
       if ((step + 1) % o.checkpoint_every == 0 || last) save(step + 1);
+      if (o.kill_after_step == step + 1) raise(SIGKILL);  // a crash, as far as the run can tell
       // The progress bar.
       const double done = double(step + 1 - start_step) / double(o.steps - start_step);
       const double left = elapsed / done - elapsed;
