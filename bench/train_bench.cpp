@@ -23,6 +23,7 @@
 #include "catalyst/catalyst.hpp"
 #include "catalyst/nn.hpp"
 #include "catalyst/optim.hpp"
+#include "flags.hpp"
 
 namespace {
 
@@ -51,34 +52,26 @@ void usage(FILE* out) {
 }
 
 bool parse(int argc, char** argv, Options* o, std::string* error) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    try {
-      if (a == "--help" || a == "-h") {
-        usage(stdout);
-        std::exit(0);
-      } else if (a == "--steps") {
-        o->steps = std::stoll(next());
-      } else if (a == "--warmup") {
-        o->warmup = std::stoll(next());
-      } else if (a == "--device") {
-        o->device = next();
-      } else if (a == "--seed") {
-        o->seed = std::stoull(next());
-      } else if (o->model.empty() && (a == "mlp" || a == "gpt")) {
-        o->model = a;
-      } else {
-        *error = "unknown argument '" + a + "'";
-        return false;
-      }
-    } catch (const std::exception& e) {
-      *error = "bad value for " + a + ": " + e.what();
+  catalyst::examples::Flags flags;
+  bool help = false;
+  flags.add_switch("--help", &help);
+  flags.add_switch("-h", &help);
+  flags.add("--steps", &o->steps);
+  flags.add("--warmup", &o->warmup);
+  flags.add("--device", &o->device);
+  flags.add("--seed", &o->seed);
+  std::vector<std::string> models;
+  if (!flags.parse(argc, argv, 1, &models, error)) return false;
+  if (help) {
+    usage(stdout);
+    std::exit(0);
+  }
+  for (const std::string& m : models) {
+    if (!o->model.empty() || (m != "mlp" && m != "gpt")) {
+      *error = "unknown argument '" + m + "'";
       return false;
     }
+    o->model = m;
   }
   if (o->model.empty()) {
     *error = "name a model: mlp or gpt";

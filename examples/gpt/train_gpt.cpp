@@ -26,6 +26,7 @@
 #include "catalyst/optim.hpp"
 #include "catalyst/safetensors.hpp"
 #include "catalyst/text_data.hpp"
+#include "flags.hpp"
 
 namespace {
 
@@ -82,73 +83,43 @@ void usage(FILE* out) {
 }
 
 bool parse(int argc, char** argv, Options* o, std::string* error) {
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    try {
-      if (a == "--help" || a == "-h") {
-        usage(stdout);
-        std::exit(0);
-      } else if (a == "--data") {
-        o->data = next();
-      } else if (a == "--device") {
-        o->device = next();
-      } else if (a == "--out") {
-        o->out_dir = next();
-      } else if (a == "--resume") {
-        o->resume = true;
-      } else if (a == "--steps") {
-        o->steps = std::stoll(next());
-      } else if (a == "--batch") {
-        o->batch = std::stoll(next());
-      } else if (a == "--context") {
-        o->context = std::stoll(next());
-      } else if (a == "--width") {
-        o->width = std::stoll(next());
-      } else if (a == "--heads") {
-        o->heads = std::stoll(next());
-      } else if (a == "--layers") {
-        o->layers = std::stoll(next());
-      } else if (a == "--lr") {
-        o->lr = std::stod(next());
-      } else if (a == "--min-lr") {
-        o->min_lr = std::stod(next());
-      } else if (a == "--warmup") {
-        o->warmup = std::stoll(next());
-      } else if (a == "--clip") {
-        o->clip = std::stod(next());
-      } else if (a == "--weight-decay") {
-        o->weight_decay = std::stod(next());
-      } else if (a == "--eval-every") {
-        o->eval_every = std::stoll(next());
-      } else if (a == "--eval-batches") {
-        o->eval_batches = std::stoll(next());
-      } else if (a == "--checkpoint-every") {
-        o->checkpoint_every = std::stoll(next());
-      } else if (a == "--sample-length") {
-        o->sample_length = std::stoll(next());
-      } else if (a == "--temperature") {
-        o->temperature = std::stod(next());
-      } else if (a == "--seed") {
-        o->seed = std::stoull(next());
-      } else if (a == "--quiet") {
-        o->quiet = true;
-      } else if (a == "--kill-after-step") {
-        o->kill_after_step = std::stoll(next());
-      } else {
-        *error = "unknown option '" + a + "'";
-        return false;
-      }
-    } catch (const std::exception& e) {
-      *error = "bad value for " + a + ": " + e.what();
-      return false;
-    }
+  catalyst::examples::Flags flags;
+  bool help = false;
+  flags.add_switch("--help", &help);
+  flags.add_switch("-h", &help);
+  flags.add("--data", &o->data);
+  flags.add("--device", &o->device);
+  flags.add("--out", &o->out_dir);
+  flags.add_switch("--resume", &o->resume);
+  flags.add("--steps", &o->steps);
+  flags.add("--batch", &o->batch);
+  flags.add("--context", &o->context);
+  flags.add("--width", &o->width);
+  flags.add("--heads", &o->heads);
+  flags.add("--layers", &o->layers);
+  flags.add("--lr", &o->lr);
+  flags.add("--min-lr", &o->min_lr);
+  flags.add("--warmup", &o->warmup);
+  flags.add("--clip", &o->clip);
+  flags.add("--weight-decay", &o->weight_decay);
+  flags.add("--eval-every", &o->eval_every);
+  flags.add("--eval-batches", &o->eval_batches);
+  flags.add("--checkpoint-every", &o->checkpoint_every);
+  flags.add("--sample-length", &o->sample_length);
+  flags.add("--temperature", &o->temperature);
+  flags.add("--seed", &o->seed);
+  flags.add_switch("--quiet", &o->quiet);
+  flags.add("--kill-after-step", &o->kill_after_step);
+  if (!flags.parse(argc, argv, 0, nullptr, error)) return false;
+  if (help) {
+    usage(stdout);
+    std::exit(0);
   }
-  if (o->steps < 1 || o->batch < 1 || o->context < 2 || o->width < 1 || o->heads < 1 || o->layers < 1) {
-    *error = "--steps, --batch, --width, --heads and --layers must be positive and --context at least 2";
+  if (o->steps < 1 || o->batch < 1 || o->context < 2 || o->width < 1 || o->heads < 1 || o->layers < 1 ||
+      o->eval_every < 1 || o->eval_batches < 1 || o->checkpoint_every < 1) {
+    *error =
+        "--steps, --batch, --width, --heads, --layers, --eval-every, --eval-batches and --checkpoint-every must be "
+        "positive and --context at least 2";
     return false;
   }
   if (o->width % o->heads != 0) {
