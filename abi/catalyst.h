@@ -368,7 +368,19 @@ typedef enum ctl_op_id {
   CTL_OP_RMS_NORM_BACKWARD = 227,    /* inputs dy, x, rstd, weight|NULL; outputs dx and,
                                         optionally, dweight (N) */
   CTL_OP_GELU_BACKWARD = 228,        /* inputs dy, x (broadcast); output dx = dy * gelu'(x) */
-  CTL_OP_GELU_TANH_BACKWARD = 229    /* the same for the tanh approximation */
+  CTL_OP_GELU_TANH_BACKWARD = 229,   /* the same for the tanh approximation */
+  /* convolution and pooling over NCHW tensors (ABI 1.1) */
+  CTL_OP_CONV2D = 256,                 /* inputs x (N, C, H, W), weight (O, C / groups, KH, KW),
+                                          bias (O)|NULL; attrs ctl_conv2d_attrs; output
+                                          (N, O, OH, OW), OH = (H + 2 pad - dil (KH - 1) - 1) / stride + 1 */
+  CTL_OP_CONV2D_BACKWARD_INPUT = 257,  /* inputs dy, x (for its shape), weight; same attrs; dx */
+  CTL_OP_CONV2D_BACKWARD_WEIGHT = 258, /* inputs dy, x, weight (for its shape); same attrs; dweight */
+  CTL_OP_MAX_POOL2D = 259,             /* input x (N, C, H, W); attrs ctl_pool2d_attrs; output y;
+                                          padding never wins (it is -inf) */
+  CTL_OP_MAX_POOL2D_BACKWARD = 260,    /* inputs dy, x; same attrs; dx: each dy goes to the first
+                                          maximum of its window (NaN counts as the maximum) */
+  CTL_OP_AVG_POOL2D = 261,             /* input x; attrs ctl_pool2d_attrs; output y */
+  CTL_OP_AVG_POOL2D_BACKWARD = 262     /* inputs dy, x (for its shape); same attrs; dx */
 } ctl_op_id;
 
 /* The op's name ("add", "matmul", ...) or NULL for an unknown id. */
@@ -480,6 +492,27 @@ typedef struct ctl_adamw_attrs {
   uint64_t step; /* 1 for the first update; 0 is invalid */
 } ctl_adamw_attrs;
 #define CTL_ADAMW_ATTRS_STRUCT_SIZE (offsetof(ctl_adamw_attrs, step) + sizeof(uint64_t))
+
+/* 2-D convolution over NCHW (cross-correlation, as in most frameworks) (ABI 1.1). A zeroed
+ * struct means stride 1, no padding, dilation 1 and one group (see the zero rules). */
+typedef struct ctl_conv2d_attrs {
+  size_t struct_size;  /* CTL_CONV2D_ATTRS_STRUCT_SIZE */
+  int64_t stride[2];   /* (height, width); 0 means 1 */
+  int64_t padding[2];  /* zeros added on both sides */
+  int64_t dilation[2]; /* 0 means 1 */
+  int64_t groups;      /* 0 means 1; C and O must be multiples of it */
+} ctl_conv2d_attrs;
+#define CTL_CONV2D_ATTRS_STRUCT_SIZE (offsetof(ctl_conv2d_attrs, groups) + sizeof(int64_t))
+
+/* 2-D max and average pooling windows (ABI 1.1). */
+typedef struct ctl_pool2d_attrs {
+  size_t struct_size; /* CTL_POOL2D_ATTRS_STRUCT_SIZE */
+  int64_t kernel[2];  /* (height, width), at least 1 */
+  int64_t stride[2];  /* 0 means the kernel size */
+  int64_t padding[2]; /* at most half the kernel */
+  bool exclude_padding; /* avg_pool2d: divide by the elements inside the input, not the window */
+} ctl_pool2d_attrs;
+#define CTL_POOL2D_ATTRS_STRUCT_SIZE (offsetof(ctl_pool2d_attrs, exclude_padding) + sizeof(bool))
 
 /* Runs `op` on the device of its inputs and returns freshly allocated outputs: each
  * out_tensors[i] receives a new reference. Ops with no inputs (fill, arange, random) need

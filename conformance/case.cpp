@@ -30,6 +30,7 @@ std::vector<Case> all_cases() {
   add_contract_cases(cases);
   add_numeric_cases(cases);
   add_training_cases(cases);
+  add_conv_pool_cases(cases);
   return cases;
 }
 

@@ -71,9 +71,11 @@ struct Case {
 };
 
 // The catalog, in a fixed order. Numeric cases: numeric_cases.cpp; the training ops' cases
-// (ABI 1.1): training_cases.cpp; contract: contract_cases.cpp.
+// (ABI 1.1): training_cases.cpp; convolution and pooling (ABI 1.1): conv_pool_cases.cpp;
+// contract: contract_cases.cpp.
 void add_numeric_cases(std::vector<Case>& out);
 void add_training_cases(std::vector<Case>& out);
+void add_conv_pool_cases(std::vector<Case>& out);
 void add_contract_cases(std::vector<Case>& out);
 std::vector<Case> all_cases();
 

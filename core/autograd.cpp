@@ -53,6 +53,10 @@ bool differentiable(ctl_op_id op) {
     case CTL_OP_RMS_NORM_BACKWARD:
     case CTL_OP_GELU_BACKWARD:
     case CTL_OP_GELU_TANH_BACKWARD:
+    case CTL_OP_CONV2D_BACKWARD_INPUT:
+    case CTL_OP_CONV2D_BACKWARD_WEIGHT:
+    case CTL_OP_MAX_POOL2D_BACKWARD:
+    case CTL_OP_AVG_POOL2D_BACKWARD:
       return false;  // comparisons, indices, creation; and gradients of gradients
     default:
       return true;

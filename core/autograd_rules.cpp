@@ -485,6 +485,23 @@ std::vector<T> op_rule(const Node& n, const std::vector<ctl_tensor*>& output_gra
       out[2] = run1(CTL_OP_GATHER, {g, n.inputs[1]}, &n.attrs.axis);
       return out;
     }
+    case CTL_OP_CONV2D: {
+      ctl_tensor* x = n.inputs[0];
+      ctl_tensor* w = n.inputs[1];
+      ctl_tensor* bias = n.inputs.size() > 2 ? n.inputs[2] : nullptr;
+      std::vector<T> out(n.inputs.size());
+      out[0] = run1(CTL_OP_CONV2D_BACKWARD_INPUT, {g, x, w}, &n.attrs.conv2d);
+      out[1] = run1(CTL_OP_CONV2D_BACKWARD_WEIGHT, {g, x, w}, &n.attrs.conv2d);
+      if (bias) out[2] = reduce_to(reduce_sum(g, {0, 2, 3}, false).get(), shape_of(bias));
+      return out;
+    }
+    case CTL_OP_MAX_POOL2D:
+    case CTL_OP_AVG_POOL2D: {
+      std::vector<T> out(1);
+      out[0] = run1(n.op == CTL_OP_MAX_POOL2D ? CTL_OP_MAX_POOL2D_BACKWARD : CTL_OP_AVG_POOL2D_BACKWARD,
+                    {g, n.inputs[0]}, &n.attrs.pool2d);
+      return out;
+    }
     case CTL_OP_CROSS_ENTROPY: {
       std::vector<T> out(2);
       out[0] = run1(CTL_OP_CROSS_ENTROPY_BACKWARD, {n.inputs[0], n.inputs[1], g}, &n.attrs.cross_entropy);

@@ -34,6 +34,8 @@ struct PreparedOp {
     ctl_random_attrs random;
     ctl_cross_entropy_attrs cross_entropy;
     ctl_adamw_attrs adamw;
+    ctl_conv2d_attrs conv2d;
+    ctl_pool2d_attrs pool2d;
   } attrs{};
   bool has_attrs = false;
   std::vector<ctl_tensor_view> input_views;  // normalised; unused slots for absent inputs

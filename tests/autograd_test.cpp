@@ -339,6 +339,52 @@ std::vector<Check> checks(ctl_device* device) {
                    return run(CTL_OP_CROSS_ENTROPY, {x[0], t}, &a);
                  }});
   }
+  // Convolution (stride, padding, dilation, groups, bias) on a transposed input, and pooling
+  // with overlapping windows and padding. Distinct input values keep each max unique.
+  for (int variant = 0; variant < 2; ++variant) {
+    c.push_back({"conv2d variant " + std::to_string(variant),
+                 {leaf_of({2, 4, 5, 6}, -1, 1, 100 + variant),
+                  leaf_of({6, variant ? 2 : 4, 3, 2}, -1, 1, 110 + variant), leaf_of({6}, -1, 1, 120 + variant)},
+                 [variant](const std::vector<ctl_tensor*>& x) {
+                   Scope s;
+                   ctl_conv2d_attrs a{};
+                   a.struct_size = CTL_CONV2D_ATTRS_STRUCT_SIZE;
+                   if (variant) {
+                     a.stride[0] = 2;
+                     a.padding[0] = a.padding[1] = 1;
+                     a.dilation[1] = 2;
+                     a.groups = 2;
+                   }
+                   // x as the transpose of a transposed copy: a non-contiguous view of the leaf.
+                   ctl_tensor* xt = nullptr;
+                   EXPECT_EQ(ctl_tensor_transpose(x[0], 2, 3, &xt), nullptr);
+                   s(xt);
+                   ctl_tensor* xc = nullptr;
+                   EXPECT_EQ(ctl_tensor_contiguous(xt, &xc), nullptr);
+                   s(xc);
+                   ctl_tensor* back = nullptr;
+                   EXPECT_EQ(ctl_tensor_transpose(xc, 2, 3, &back), nullptr);
+                   s(back);
+                   return run(CTL_OP_CONV2D, {back, x[1], x[2]}, &a);
+                 }});
+  }
+  for (ctl_op_id op : {CTL_OP_MAX_POOL2D, CTL_OP_AVG_POOL2D}) {
+    for (int exclude = 0; exclude < 2; ++exclude) {
+      Leaf l{{1, 2, 5, 5}, {}};
+      for (int i = 0; i < 50; ++i) l.values.push_back(std::sin(1.7 * i) + 0.01 * i);  // distinct values
+      c.push_back({std::string(ctl_op_name(op)) + (exclude ? " exclude_padding" : ""),
+                   {l},
+                   [op, exclude](const std::vector<ctl_tensor*>& x) {
+                     ctl_pool2d_attrs a{};
+                     a.struct_size = CTL_POOL2D_ATTRS_STRUCT_SIZE;
+                     a.kernel[0] = a.kernel[1] = 3;
+                     a.stride[0] = a.stride[1] = 1;
+                     a.padding[0] = a.padding[1] = 1;
+                     a.exclude_padding = exclude;
+                     return run(op, {x[0]}, &a);
+                   }});
+    }
+  }
   // Views: reshape, permute, slice with a step, expand, chained.
   c.push_back(
       {"views: reshape, permute, slice, expand", {leaf_of({2, 6}, -1, 1, 95)}, [](const std::vector<ctl_tensor*>& x) {

@@ -1,10 +1,12 @@
-// backward_ops_test.cpp — the reference device's ABI 1.1 kernels (core/reference/training.cpp),
-// the oracle of the conformance suite, checked through the public C API in f64: every
-// backward op against central finite differences of its forward op, on non-contiguous
-// inputs; cross_entropy against a composition of older ops (logsumexp minus gather) with
-// its reduction, ignore_index and out-of-range rules; adamw_step against the update
-// computed here; the calls the core refuses. One test shows the gradient check failing on
-// a wrong gradient, so a pass means something.
+// backward_ops_test.cpp — the reference device's ABI 1.1 kernels (core/reference/training.cpp
+// and conv_pool.cpp), the oracle of the conformance suite, checked through the public C API
+// in f64: every backward op against central finite differences of its forward op, on
+// non-contiguous inputs; conv2d and pooling against hand-computed examples; cross_entropy
+// against a composition of older ops (logsumexp minus gather) with its reduction,
+// ignore_index and out-of-range rules; adamw_step against the update computed here; the
+// calls the core refuses. One test shows the gradient check failing on a wrong gradient, so
+// a pass means something.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -532,6 +534,167 @@ TEST_F(BackwardOps, StridedOutputsMatchFreshOnes) {
       EXPECT_EQ(strided[i].shape, c.outputs[i]) << "outputs[" << i << "]";
       EXPECT_EQ(strided[i].v, fresh[i].v) << "outputs[" << i << "]";
     }
+  }
+}
+
+// conv2d on a hand-computed example: x = 1..9 (1x1x3x3), w = [[1, 2], [3, 4]] (1x1x2x2).
+TEST_F(BackwardOps, Conv2dMatchesAHandComputedExample) {
+  const Array x{{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  const Array w{{1, 1, 2, 2}, {1, 2, 3, 4}};
+  Tensor xt = upload(x, Layout::kTransposed), wt = upload(w, Layout::kStrided), bt = upload(Array{{1}, {10.0}});
+  // NULL attrs: stride 1, no padding. y[0, 0] = 1*1 + 2*2 + 4*3 + 5*4.
+  expect_close(run(CTL_OP_CONV2D, {xt.get(), wt.get()}, nullptr, 1)[0], Array{{1, 1, 2, 2}, {37, 47, 67, 77}}, 0,
+               "plain");
+  // Stride 2, padding 1, bias 10: each window holds the kernel's bottom-right part at the edge.
+  const ctl_conv2d_attrs attrs{CTL_CONV2D_ATTRS_STRUCT_SIZE, {2, 2}, {1, 1}, {0, 0}, 0};
+  expect_close(run(CTL_OP_CONV2D, {xt.get(), wt.get(), bt.get()}, &attrs, 1)[0],
+               Array{{1, 1, 2, 2}, {10 + 4, 10 + 2 * 3 + 3 * 4, 10 + 4 * 2 + 7 * 4, 10 + 77}}, 0,
+               "stride 2, padding 1");
+  // Dilation 2 on a 3x3 input: one output, the corners times the kernel.
+  const ctl_conv2d_attrs dilated{CTL_CONV2D_ATTRS_STRUCT_SIZE, {1, 1}, {0, 0}, {2, 2}, 1};
+  expect_close(run(CTL_OP_CONV2D, {xt.get(), wt.get()}, &dilated, 1)[0],
+               Array{{1, 1, 1, 1}, {1 * 1 + 3 * 2 + 7 * 3 + 9 * 4}}, 0, "dilation 2");
+}
+
+// The loss is sum(dy * conv2d(x, w, b)); dx and dweight against its central differences.
+TEST_F(BackwardOps, Conv2dBackwardMatchesFiniteDifferences) {
+  struct Case {
+    const char* name;
+    std::vector<int64_t> x_shape, w_shape;
+    ctl_conv2d_attrs attrs;
+  };
+  const Case cases[] = {
+      {"plain", {2, 3, 5, 4}, {4, 3, 3, 2}, {CTL_CONV2D_ATTRS_STRUCT_SIZE, {0, 0}, {0, 0}, {0, 0}, 0}},
+      {"stride 2, padding 1, dilation 2, groups 2",
+       {2, 4, 7, 6},
+       {6, 2, 3, 2},
+       {CTL_CONV2D_ATTRS_STRUCT_SIZE, {2, 2}, {1, 1}, {2, 2}, 2}},
+      {"per-axis attrs", {1, 2, 6, 7}, {3, 2, 2, 3}, {CTL_CONV2D_ATTRS_STRUCT_SIZE, {1, 2}, {0, 1}, {2, 1}, 1}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Array x = random_array(c.x_shape, 31), w = random_array(c.w_shape, 32), b = random_array({c.w_shape[0]}, 33);
+    auto forward = [&](const Array& xv, const Array& wv) {
+      Tensor xt = upload(xv, Layout::kTransposed), wt = upload(wv, Layout::kStrided), bt = upload(b, Layout::kStrided);
+      return run(CTL_OP_CONV2D, {xt.get(), wt.get(), bt.get()}, &c.attrs, 1)[0];
+    };
+    const Array y = forward(x, w);
+    ASSERT_EQ(y.shape.size(), 4u);
+    const Array dy = random_array(y.shape, 34);
+    Tensor dyt = upload(dy, Layout::kStrided), xt = upload(x, Layout::kTransposed), wt = upload(w, Layout::kTransposed);
+    const Array dx = run(CTL_OP_CONV2D_BACKWARD_INPUT, {dyt.get(), xt.get(), wt.get()}, &c.attrs, 1)[0];
+    const Array dw = run(CTL_OP_CONV2D_BACKWARD_WEIGHT, {dyt.get(), xt.get(), wt.get()}, &c.attrs, 1)[0];
+    EXPECT_EQ(dx.shape, c.x_shape);
+    EXPECT_EQ(dw.shape, c.w_shape);
+    EXPECT_TRUE(matches_numeric(dx.v, x, [&](const Array& v) { return dot(forward(v, w), dy); })) << "dx";
+    EXPECT_TRUE(matches_numeric(dw.v, w, [&](const Array& v) { return dot(forward(x, v), dy); })) << "dweight";
+  }
+}
+
+// Distinct values 0.05 apart (so a finite-difference step never changes a window's maximum),
+// in a scrambled order.
+Array distinct_array(std::vector<int64_t> shape, uint64_t seed) {
+  Array a = filled(std::move(shape), 0.0);
+  for (size_t i = 0; i < a.v.size(); ++i) a.v[i] = 0.05 * static_cast<double>(i) - 2.0;
+  std::shuffle(a.v.begin(), a.v.end(), std::mt19937_64(seed));
+  return a;
+}
+
+// Overlapping windows (stride 1) with padding 1; the loss is sum(dy * pool(x)).
+TEST_F(BackwardOps, PoolBackwardMatchesFiniteDifferences) {
+  struct Pair {
+    ctl_op_id forward, backward;
+  };
+  const Pair pairs[] = {{CTL_OP_MAX_POOL2D, CTL_OP_MAX_POOL2D_BACKWARD},
+                        {CTL_OP_AVG_POOL2D, CTL_OP_AVG_POOL2D_BACKWARD}};
+  const std::vector<int64_t> shape = {2, 3, 5, 6};
+  const Array x = distinct_array(shape, 35);
+  for (const Pair& pair : pairs) {
+    for (const bool exclude : {false, true}) {
+      SCOPED_TRACE(std::string(ctl_op_name(pair.backward)) + (exclude ? ", exclude_padding" : ""));
+      const ctl_pool2d_attrs attrs{CTL_POOL2D_ATTRS_STRUCT_SIZE, {3, 2}, {1, 1}, {1, 1}, exclude};
+      auto forward = [&](const Array& xv) {
+        Tensor t = upload(xv, Layout::kTransposed);
+        return run(pair.forward, {t.get()}, &attrs, 1)[0];
+      };
+      const Array y = forward(x);
+      ASSERT_EQ(y.shape, (std::vector<int64_t>{2, 3, 5, 7}));
+      const Array dy = random_array(y.shape, 36);
+      Tensor dyt = upload(dy, Layout::kTransposed), xt = upload(x, Layout::kStrided);
+      const Array dx = run(pair.backward, {dyt.get(), xt.get()}, &attrs, 1)[0];
+      EXPECT_EQ(dx.shape, shape);
+      EXPECT_TRUE(matches_numeric(dx.v, x, [&](const Array& v) { return dot(forward(v), dy); }));
+    }
+  }
+}
+
+// Pooling by hand on x = 1..9 (1x1x3x3) with 2x2 windows, stride 1, padding 1 (4x4 outputs).
+TEST_F(BackwardOps, PoolMatchesAHandComputedExample) {
+  Array x{{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  const std::vector<int64_t> y_shape = {1, 1, 4, 4};
+  ctl_pool2d_attrs attrs{CTL_POOL2D_ATTRS_STRUCT_SIZE, {2, 2}, {1, 1}, {1, 1}, false};
+  Tensor xt = upload(x, Layout::kStrided);
+  expect_close(run(CTL_OP_MAX_POOL2D, {xt.get()}, &attrs, 1)[0],
+               Array{y_shape, {1, 2, 3, 3, 4, 5, 6, 6, 7, 8, 9, 9, 7, 8, 9, 9}}, 0, "max");
+  const double q = 0.25;
+  expect_close(run(CTL_OP_AVG_POOL2D, {xt.get()}, &attrs, 1)[0],
+               Array{y_shape,
+                     {1 * q, 3 * q, 5 * q, 3 * q, 5 * q, 12 * q, 16 * q, 9 * q, 11 * q, 24 * q, 28 * q, 15 * q, 7 * q,
+                      15 * q, 17 * q, 9 * q}},
+               1e-15, "avg over the window");
+  attrs.exclude_padding = true;
+  expect_close(run(CTL_OP_AVG_POOL2D, {xt.get()}, &attrs, 1)[0],
+               Array{y_shape, {1, 1.5, 2.5, 3, 2.5, 3, 4, 4.5, 5.5, 6, 7, 7.5, 7, 7.5, 8.5, 9}}, 1e-15,
+               "avg over the elements inside");
+  // stride 0 means the kernel: 2x2 windows at stride 2 with padding 1 over 3x3 give 2x2.
+  attrs.stride[0] = attrs.stride[1] = 0;
+  expect_close(run(CTL_OP_AVG_POOL2D, {xt.get()}, &attrs, 1)[0], Array{{1, 1, 2, 2}, {1, 2.5, 5.5, 7}}, 1e-15,
+               "stride 0");
+
+  // Ties: each dy goes to the first maximum of its window, row-major; a NaN is the maximum.
+  attrs = ctl_pool2d_attrs{CTL_POOL2D_ATTRS_STRUCT_SIZE, {2, 2}, {1, 1}, {0, 0}, false};
+  Tensor ties = upload(Array{{1, 1, 2, 3}, {5, 5, 1, 5, 5, 1}});
+  Tensor dy = upload(Array{{1, 1, 1, 2}, {1.0, 10.0}});
+  expect_close(run(CTL_OP_MAX_POOL2D_BACKWARD, {dy.get(), ties.get()}, &attrs, 1)[0],
+               Array{{1, 1, 2, 3}, {1, 10, 0, 0, 0, 0}}, 0, "ties");
+  Tensor with_nan = upload(Array{{1, 1, 2, 3}, {5, 6, 1, kNaN, 7, kNaN}});
+  expect_close(run(CTL_OP_MAX_POOL2D, {with_nan.get()}, &attrs, 1)[0], Array{{1, 1, 1, 2}, {kNaN, kNaN}}, 0, "NaN");
+  expect_close(run(CTL_OP_MAX_POOL2D_BACKWARD, {dy.get(), with_nan.get()}, &attrs, 1)[0],
+               Array{{1, 1, 2, 3}, {0, 0, 0, 1, 0, 10}}, 0, "NaN backward");
+}
+
+// Strided outputs of the convolution and pooling ops get the values fresh ones get.
+TEST_F(BackwardOps, ConvPoolStridedOutputsMatchFreshOnes) {
+  const std::vector<int64_t> x_shape = {2, 4, 5, 6}, w_shape = {2, 2, 3, 3};
+  const ctl_conv2d_attrs conv{CTL_CONV2D_ATTRS_STRUCT_SIZE, {2, 1}, {1, 1}, {1, 2}, 2};
+  const std::vector<int64_t> y_shape = {2, 2, 3, 4};  // (5 + 2 - 3) / 2 + 1, (6 + 2 - 5) / 1 + 1
+  const ctl_pool2d_attrs pool{CTL_POOL2D_ATTRS_STRUCT_SIZE, {3, 3}, {2, 1}, {1, 1}, true};
+  const std::vector<int64_t> p_shape = {2, 4, 3, 6};
+  Tensor x = upload(distinct_array(x_shape, 41), Layout::kTransposed), w = upload(random_array(w_shape, 42));
+  Tensor b = upload(random_array({2}, 43)), dy = upload(random_array(y_shape, 44), Layout::kStrided);
+  Tensor pdy = upload(random_array(p_shape, 45), Layout::kTransposed);
+  struct Case {
+    ctl_op_id op;
+    std::vector<ctl_tensor*> inputs;
+    const void* attrs;
+    std::vector<int64_t> output;
+  };
+  const Case cases[] = {
+      {CTL_OP_CONV2D, {x.get(), w.get(), b.get()}, &conv, y_shape},
+      {CTL_OP_CONV2D_BACKWARD_INPUT, {dy.get(), x.get(), w.get()}, &conv, x_shape},
+      {CTL_OP_CONV2D_BACKWARD_WEIGHT, {dy.get(), x.get(), w.get()}, &conv, w_shape},
+      {CTL_OP_MAX_POOL2D, {x.get()}, &pool, p_shape},
+      {CTL_OP_MAX_POOL2D_BACKWARD, {pdy.get(), x.get()}, &pool, x_shape},
+      {CTL_OP_AVG_POOL2D, {x.get()}, &pool, p_shape},
+      {CTL_OP_AVG_POOL2D_BACKWARD, {pdy.get(), x.get()}, &pool, x_shape},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(ctl_op_name(c.op));
+    const std::vector<Array> fresh = run(c.op, c.inputs, c.attrs, 1);
+    const std::vector<Array> strided = run_into_strided(c.op, c.inputs, c.attrs, {c.output});
+    EXPECT_EQ(fresh[0].shape, c.output);
+    EXPECT_EQ(strided[0].shape, c.output);
+    EXPECT_EQ(strided[0].v, fresh[0].v);
   }
 }
 

@@ -69,6 +69,13 @@ constexpr OpInfo kOps[] = {
     {CTL_OP_RMS_NORM_BACKWARD, "rms_norm_backward", Dtypes::kFloat, 3, 4, 1, 2, run_norm_backward},
     {CTL_OP_GELU_BACKWARD, "gelu_backward", Dtypes::kFloat, 2, 2, 1, 1, run_gelu_backward},
     {CTL_OP_GELU_TANH_BACKWARD, "gelu_tanh_backward", Dtypes::kFloat, 2, 2, 1, 1, run_gelu_backward},
+    {CTL_OP_CONV2D, "conv2d", Dtypes::kFloat, 2, 3, 1, 1, run_conv2d},
+    {CTL_OP_CONV2D_BACKWARD_INPUT, "conv2d_backward_input", Dtypes::kFloat, 3, 3, 1, 1, run_conv2d},
+    {CTL_OP_CONV2D_BACKWARD_WEIGHT, "conv2d_backward_weight", Dtypes::kFloat, 3, 3, 1, 1, run_conv2d},
+    {CTL_OP_MAX_POOL2D, "max_pool2d", Dtypes::kFloat, 1, 1, 1, 1, run_pool2d},
+    {CTL_OP_MAX_POOL2D_BACKWARD, "max_pool2d_backward", Dtypes::kFloat, 2, 2, 1, 1, run_pool2d},
+    {CTL_OP_AVG_POOL2D, "avg_pool2d", Dtypes::kFloat, 1, 1, 1, 1, run_pool2d},
+    {CTL_OP_AVG_POOL2D_BACKWARD, "avg_pool2d_backward", Dtypes::kFloat, 2, 2, 1, 1, run_pool2d},
 };
 
 bool is_comparison(ctl_op_id op) {

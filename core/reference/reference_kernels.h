@@ -93,6 +93,9 @@ ctl_status* run_adamw_step(const Call& call);
 ctl_status* run_softmax_backward(const Call& call);  // softmax and log_softmax
 ctl_status* run_norm_backward(const Call& call);     // layer_norm and rms_norm
 ctl_status* run_gelu_backward(const Call& call);     // erf and tanh forms
+// ABI 1.1 (conv_pool.cpp)
+ctl_status* run_conv2d(const Call& call);  // conv2d and its backward forms for the input and the weight
+ctl_status* run_pool2d(const Call& call);  // max and avg pooling, forward and backward
 
 // Entry points of op_dispatch.cpp, used by the plugin table. `resolve` maps a buffer handle to
 // its host address and size (false for a handle that is not a reference buffer).

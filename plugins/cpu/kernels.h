@@ -31,6 +31,13 @@ ctl_status* run_adamw_step(const OpContext& ctx);              // training.cpp
 ctl_status* run_softmax_backward(const OpContext& ctx);        // normalization_backward.cpp (and log_softmax)
 ctl_status* run_layer_norm_backward(const OpContext& ctx);     // normalization_backward.cpp
 ctl_status* run_rms_norm_backward(const OpContext& ctx);       // normalization_backward.cpp
+ctl_status* run_conv2d(const OpContext& ctx);                  // conv_pool.cpp
+ctl_status* run_conv2d_backward_input(const OpContext& ctx);   // conv_pool.cpp
+ctl_status* run_conv2d_backward_weight(const OpContext& ctx);  // conv_pool.cpp
+ctl_status* run_max_pool2d(const OpContext& ctx);              // conv_pool.cpp
+ctl_status* run_max_pool2d_backward(const OpContext& ctx);     // conv_pool.cpp
+ctl_status* run_avg_pool2d(const OpContext& ctx);              // conv_pool.cpp
+ctl_status* run_avg_pool2d_backward(const OpContext& ctx);     // conv_pool.cpp
 
 // movement.cpp: copies src into dst element by element (same shape, same element size),
 // in parallel; shared by copy, concat and scatter_add.

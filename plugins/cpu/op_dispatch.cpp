@@ -93,6 +93,13 @@ constexpr OpEntry kOps[] = {
     {CTL_OP_RMS_NORM_BACKWARD, "rms_norm_backward", kFloat, Key::kInput0, run_rms_norm_backward},
     {CTL_OP_GELU_BACKWARD, "gelu_backward", kFloat, Key::kInput0, run_gelu_backward},
     {CTL_OP_GELU_TANH_BACKWARD, "gelu_tanh_backward", kFloat, Key::kInput0, run_gelu_backward},
+    {CTL_OP_CONV2D, "conv2d", kFloat, Key::kInput0, run_conv2d},
+    {CTL_OP_CONV2D_BACKWARD_INPUT, "conv2d_backward_input", kFloat, Key::kInput0, run_conv2d_backward_input},
+    {CTL_OP_CONV2D_BACKWARD_WEIGHT, "conv2d_backward_weight", kFloat, Key::kInput0, run_conv2d_backward_weight},
+    {CTL_OP_MAX_POOL2D, "max_pool2d", kFloat, Key::kInput0, run_max_pool2d},
+    {CTL_OP_MAX_POOL2D_BACKWARD, "max_pool2d_backward", kFloat, Key::kInput0, run_max_pool2d_backward},
+    {CTL_OP_AVG_POOL2D, "avg_pool2d", kFloat, Key::kInput0, run_avg_pool2d},
+    {CTL_OP_AVG_POOL2D_BACKWARD, "avg_pool2d_backward", kFloat, Key::kInput0, run_avg_pool2d_backward},
 };
 
 const OpEntry* find_op(int64_t id) {

@@ -509,6 +509,42 @@ inline Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Cr
   return run1(CTL_OP_CROSS_ENTROPY, {&logits, &target}, &a);
 }
 
+struct Conv2dOptions {
+  int64_t stride = 1;
+  int64_t padding = 0;
+  int64_t dilation = 1;
+  int64_t groups = 1;
+};
+// 2-D convolution of x (N, C, H, W) with weight (O, C / groups, KH, KW); bias may be empty.
+inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, const Conv2dOptions& o = {}) {
+  ctl_conv2d_attrs a{};
+  a.struct_size = CTL_CONV2D_ATTRS_STRUCT_SIZE;
+  a.stride[0] = a.stride[1] = o.stride;
+  a.padding[0] = a.padding[1] = o.padding;
+  a.dilation[0] = a.dilation[1] = o.dilation;
+  a.groups = o.groups;
+  return run1(CTL_OP_CONV2D, {&x, &weight, &bias}, &a);
+}
+// Square pooling windows; stride 0 means the kernel size.
+inline Tensor max_pool2d(const Tensor& x, int64_t kernel, int64_t stride = 0, int64_t padding = 0) {
+  ctl_pool2d_attrs a{};
+  a.struct_size = CTL_POOL2D_ATTRS_STRUCT_SIZE;
+  a.kernel[0] = a.kernel[1] = kernel;
+  a.stride[0] = a.stride[1] = stride;
+  a.padding[0] = a.padding[1] = padding;
+  return run1(CTL_OP_MAX_POOL2D, {&x}, &a);
+}
+inline Tensor avg_pool2d(const Tensor& x, int64_t kernel, int64_t stride = 0, int64_t padding = 0,
+                         bool exclude_padding = false) {
+  ctl_pool2d_attrs a{};
+  a.struct_size = CTL_POOL2D_ATTRS_STRUCT_SIZE;
+  a.kernel[0] = a.kernel[1] = kernel;
+  a.stride[0] = a.stride[1] = stride;
+  a.padding[0] = a.padding[1] = padding;
+  a.exclude_padding = exclude_padding;
+  return run1(CTL_OP_AVG_POOL2D, {&x}, &a);
+}
+
 // Fills existing tensors (not recorded by autograd).
 inline void fill_(const Tensor& out, double value) {
   ctl_fill_attrs a{CTL_FILL_ATTRS_STRUCT_SIZE, value};

@@ -1,0 +1,562 @@
+// conv_pool.cpp — the ABI 1.1 convolution and pooling kernels over NCHW tensors: conv2d,
+// conv2d_backward_input, conv2d_backward_weight, max_pool2d, max_pool2d_backward,
+// avg_pool2d and avg_pool2d_backward.
+//
+// Direct loops over any strides, every value computed in double and rounded once when
+// stored. Each output element is owned by one task and its terms are added in a fixed
+// order, so results never depend on the thread count: conv2d and conv2d_backward_input
+// spread (n, channel) rows over the pool and gather their terms; conv2d_backward_weight
+// spreads the weight's elements (o, c', kh, kw) and sums over n, i, j in that order; the
+// pooling backward forms spread (n, c) planes, each scattering into a per-thread plane of
+// doubles in row-major window order before storing it once.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "dtype_dispatch.h"
+#include "kernels.h"
+
+namespace catalyst::cpu {
+namespace {
+
+constexpr int64_t kElementsPerPart = 8192;        // a parallel part's least work (multiply-adds)
+constexpr int64_t kAttrLimit = int64_t{1} << 30;  // stride, padding, dilation, kernel: as the core allows
+
+int64_t grain_for(int64_t work_per_item) {
+  return std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(work_per_item, 1));
+}
+
+// work_a * work_b, saturated (only used to size parallel parts).
+int64_t work(int64_t a, int64_t b) {
+  int64_t out;
+  return checked_mul(a, b, &out) ? out : std::numeric_limits<int64_t>::max();
+}
+
+// A malformed call may hold any byte in a bool field: read the byte, not the bool.
+inline bool raw_bool(const bool& field) {
+  unsigned char byte;
+  std::memcpy(&byte, &field, 1);
+  return byte != 0;
+}
+
+// The output size of a window sweep, or -1 when the window does not fit (or overflows).
+int64_t sweep(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation) {
+  int64_t span, room;
+  if (kernel < 1 || __builtin_mul_overflow(dilation, kernel - 1, &span) || __builtin_add_overflow(span, 1, &span))
+    return -1;
+  if (__builtin_add_overflow(size, 2 * padding, &room) || __builtin_sub_overflow(room, span, &room)) return -1;
+  return room < 0 ? -1 : room / stride + 1;
+}
+
+ctl_status* expect_rank4(const OpContext& ctx, const View& v, const char* what) {
+  if (v.rank == 4) return nullptr;
+  return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has rank %u; it must be rank 4 (N, C, H, W)", what, v.rank);
+}
+
+ctl_status* expect_shape4(const OpContext& ctx, const View& v, const char* what, const int64_t (&shape)[4]) {
+  CTL_SDK_RETURN_IF_ERROR(expect_rank4(ctx, v, what));
+  if (std::equal(shape, shape + 4, v.shape)) return nullptr;
+  return ctx.fail(
+      CTL_STATUS_INVALID_ARGUMENT, "%s has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld, %lld, %lld]", what,
+      static_cast<long long>(v.shape[0]), static_cast<long long>(v.shape[1]), static_cast<long long>(v.shape[2]),
+      static_cast<long long>(v.shape[3]), static_cast<long long>(shape[0]), static_cast<long long>(shape[1]),
+      static_cast<long long>(shape[2]), static_cast<long long>(shape[3]));
+}
+
+// Outputs are written by one task per element: a broadcast axis would make tasks race.
+ctl_status* expect_distinct(const OpContext& ctx, const View& v, const char* what) {
+  for (uint32_t d = 0; d < v.rank; ++d) {
+    if (v.strides[d] == 0 && v.shape[d] > 1) {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
+                      "%s is broadcast (stride 0) along axis %u; outputs need distinct "
+                      "elements",
+                      what, d);
+    }
+  }
+  return nullptr;
+}
+
+inline int64_t offset4(const int64_t* s, int64_t a, int64_t b, int64_t c, int64_t d) {
+  return a * s[0] + b * s[1] + c * s[2] + d * s[3];
+}
+
+// ---- conv2d and its backward forms --------------------------------------------------
+
+struct Conv {
+  View x, w, bias, dy, out;
+  bool has_bias = false;
+  int64_t N = 0, C = 0, H = 0, W = 0;  // x
+  int64_t O = 0, G = 1, Cg = 0, Og = 0, KH = 0, KW = 0;
+  int64_t OH = 0, OW = 0;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+};
+
+// op: CTL_OP_CONV2D (x, w, bias|NULL -> y), CTL_OP_CONV2D_BACKWARD_INPUT (dy, x, w -> dx),
+// CTL_OP_CONV2D_BACKWARD_WEIGHT (dy, x, w -> dw).
+ctl_status* conv_views(const OpContext& ctx, ctl_op_id op, Conv* v) {
+  const bool forward = op == CTL_OP_CONV2D;
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(forward ? 2 : 3, 3, 1, 1));
+  const char* out_name =
+      forward ? "output 0 (y)" : (op == CTL_OP_CONV2D_BACKWARD_INPUT ? "output 0 (dx)" : "output 0 (dweight)");
+  if (forward) {
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "x", &v->x));
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "weight", &v->w));
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "bias", &v->bias, true, &v->has_bias));
+    CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "y", &v->out));
+  } else {
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "dy", &v->dy));
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "x", &v->x));
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "weight", &v->w));
+    CTL_SDK_RETURN_IF_ERROR(ctx.output(0, op == CTL_OP_CONV2D_BACKWARD_INPUT ? "dx" : "dweight", &v->out));
+  }
+  const char* x_name = forward ? "input 0 (x)" : "input 1 (x)";
+  const char* w_name = forward ? "input 1 (weight)" : "input 2 (weight)";
+  const ctl_dtype dtype = v->x.dtype;
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->w, w_name, dtype));
+  if (v->has_bias) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->bias, "input 2 (bias)", dtype));
+  if (!forward) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->dy, "input 0 (dy)", dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, out_name, dtype));
+  CTL_SDK_RETURN_IF_ERROR(expect_rank4(ctx, v->x, x_name));
+  CTL_SDK_RETURN_IF_ERROR(expect_rank4(ctx, v->w, w_name));
+
+  // The normalised form always carries attrs; a zeroed (or absent) struct means the defaults.
+  ctl_conv2d_attrs a;
+  bool given = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_CONV2D_ATTRS_STRUCT_SIZE, "ctl_conv2d_attrs", &given));
+  for (int k = 0; k < 2; ++k) {
+    if (a.stride[k] == 0) a.stride[k] = 1;
+    if (a.dilation[k] == 0) a.dilation[k] = 1;
+    if (a.stride[k] < 1 || a.stride[k] > kAttrLimit || a.dilation[k] < 1 || a.dilation[k] > kAttrLimit ||
+        a.padding[k] < 0 || a.padding[k] > kAttrLimit) {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
+                      "attrs hold stride %lld, padding %lld, dilation %lld on axis %d; stride and dilation must be "
+                      ">= 1 and padding >= 0",
+                      static_cast<long long>(a.stride[k]), static_cast<long long>(a.padding[k]),
+                      static_cast<long long>(a.dilation[k]), k);
+    }
+  }
+  if (a.groups == 0) a.groups = 1;
+  v->sh = a.stride[0], v->sw = a.stride[1];
+  v->ph = a.padding[0], v->pw = a.padding[1];
+  v->dh = a.dilation[0], v->dw = a.dilation[1];
+  v->G = a.groups;
+  v->N = v->x.shape[0], v->C = v->x.shape[1], v->H = v->x.shape[2], v->W = v->x.shape[3];
+  v->O = v->w.shape[0], v->KH = v->w.shape[2], v->KW = v->w.shape[3];
+  if (v->G < 1 || v->C % v->G != 0 || v->O % v->G != 0 || v->w.shape[1] != v->C / v->G) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
+                    "x has %lld channels, weight has %lld outputs and %lld channels, groups is %lld; weight must be "
+                    "(O, C / groups, KH, KW) with C and O multiples of groups",
+                    static_cast<long long>(v->C), static_cast<long long>(v->O), static_cast<long long>(v->w.shape[1]),
+                    static_cast<long long>(v->G));
+  }
+  v->Cg = v->C / v->G;
+  v->Og = v->O / v->G;
+  v->OH = sweep(v->H, v->KH, v->sh, v->ph, v->dh);
+  v->OW = sweep(v->W, v->KW, v->sw, v->pw, v->dw);
+  if (v->OH < 1 || v->OW < 1) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
+                    "a %lldx%lld kernel (dilation %lld, %lld) does not fit the %lldx%lld "
+                    "input with padding %lld, %lld",
+                    static_cast<long long>(v->KH), static_cast<long long>(v->KW), static_cast<long long>(v->dh),
+                    static_cast<long long>(v->dw), static_cast<long long>(v->H), static_cast<long long>(v->W),
+                    static_cast<long long>(v->ph), static_cast<long long>(v->pw));
+  }
+  const int64_t y_shape[4] = {v->N, v->O, v->OH, v->OW};
+  if (forward) {
+    if (v->has_bias && (v->bias.rank != 1 || v->bias.shape[0] != v->O)) {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) must be 1-D of length %lld (weight's outputs)",
+                      static_cast<long long>(v->O));
+    }
+    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->out, out_name, y_shape));
+  } else {
+    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->dy, "input 0 (dy)", y_shape));
+    const View& target = op == CTL_OP_CONV2D_BACKWARD_INPUT ? v->x : v->w;
+    const int64_t shape[4] = {target.shape[0], target.shape[1], target.shape[2], target.shape[3]};
+    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->out, out_name, shape));
+  }
+  return expect_distinct(ctx, v->out, out_name);
+}
+
+// y[n,o,i,j] = bias[o] + sum over c', kh, kw of x[n, g Cg + c', i sh - ph + kh dh, j sw - pw + kw dw]
+// * w[o, c', kh, kw]; one task per (n, o) row.
+template <class T>
+void conv2d_rows(const OpContext& ctx, const Conv& v) {
+  const T* const px = v.x.as<T>();
+  const T* const pw = v.w.as<T>();
+  const T* const pb = v.has_bias ? v.bias.as<T>() : nullptr;
+  T* const py = v.out.as<T>();
+  const int64_t* xs = v.x.strides;
+  const int64_t* ws = v.w.strides;
+  const int64_t* ys = v.out.strides;
+  const int64_t bs = v.has_bias ? v.bias.strides[0] : 0;
+  const int64_t row_work = work(work(v.OH * v.OW, v.Cg), work(v.KH, v.KW));
+  parallel_for(ctx.pool, v.N * v.O, grain_for(row_work), [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / v.O, o = r % v.O, g = o / v.Og;
+      const double bias = pb ? load_double(pb, o * bs) : 0.0;
+      const T* const xg = px + n * xs[0] + g * v.Cg * xs[1];
+      const T* const wo = pw + o * ws[0];
+      T* const yr = py + n * ys[0] + o * ys[1];
+      for (int64_t i = 0; i < v.OH; ++i) {
+        for (int64_t j = 0; j < v.OW; ++j) {
+          double acc = 0;
+          for (int64_t c = 0; c < v.Cg; ++c) {
+            for (int64_t kh = 0; kh < v.KH; ++kh) {
+              const int64_t h = i * v.sh - v.ph + kh * v.dh;
+              if (h < 0 || h >= v.H) continue;
+              for (int64_t kw = 0; kw < v.KW; ++kw) {
+                const int64_t w = j * v.sw - v.pw + kw * v.dw;
+                if (w < 0 || w >= v.W) continue;
+                acc += load_double(xg, c * xs[1] + h * xs[2] + w * xs[3]) *
+                       load_double(wo, c * ws[1] + kh * ws[2] + kw * ws[3]);
+              }
+            }
+          }
+          yr[i * ys[2] + j * ys[3]] = store_double<T>(bias + acc);
+        }
+      }
+    }
+  });
+}
+
+// dx[n,c,h,w] = sum over o in c's group, kh, kw and the (i, j) that reach (h, w) of
+// dy[n,o,i,j] * w[o, c', kh, kw]; one task per (n, c) row, gathering.
+template <class T>
+void conv2d_backward_input_rows(const OpContext& ctx, const Conv& v) {
+  const T* const pd = v.dy.as<T>();
+  const T* const pw = v.w.as<T>();
+  T* const px = v.out.as<T>();
+  const int64_t* ds = v.dy.strides;
+  const int64_t* ws = v.w.strides;
+  const int64_t* xs = v.out.strides;
+  const int64_t row_work = work(work(v.H * v.W, v.Og), work(v.KH, v.KW));
+  parallel_for(ctx.pool, v.N * v.C, grain_for(row_work), [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / v.C, c = r % v.C, g = c / v.Cg, cp = c % v.Cg;
+      const T* const dn = pd + n * ds[0];
+      T* const xr = px + n * xs[0] + c * xs[1];
+      for (int64_t h = 0; h < v.H; ++h) {
+        for (int64_t w = 0; w < v.W; ++w) {
+          double acc = 0;
+          for (int64_t m = 0; m < v.Og; ++m) {
+            const int64_t o = g * v.Og + m;
+            const T* const dno = dn + o * ds[1];
+            const T* const wo = pw + o * ws[0] + cp * ws[1];
+            // kh and kw descending: the terms come in ascending (i, j) order, as the
+            // definition's scatter over dy adds them.
+            for (int64_t kh = v.KH - 1; kh >= 0; --kh) {
+              const int64_t t = h + v.ph - kh * v.dh;  // i * sh
+              if (t < 0 || t % v.sh != 0) continue;
+              const int64_t i = t / v.sh;
+              if (i >= v.OH) break;
+              for (int64_t kw = v.KW - 1; kw >= 0; --kw) {
+                const int64_t u = w + v.pw - kw * v.dw;  // j * sw
+                if (u < 0 || u % v.sw != 0) continue;
+                const int64_t j = u / v.sw;
+                if (j >= v.OW) break;
+                acc += load_double(dno, i * ds[2] + j * ds[3]) * load_double(wo, kh * ws[2] + kw * ws[3]);
+              }
+            }
+          }
+          xr[h * xs[2] + w * xs[3]] = store_double<T>(acc);
+        }
+      }
+    }
+  });
+}
+
+// dw[o,c',kh,kw] = sum over n, i, j (in that order) of dy[n,o,i,j] * x[n, g Cg + c', ...];
+// one task per weight element.
+template <class T>
+void conv2d_backward_weight_elements(const OpContext& ctx, const Conv& v) {
+  const T* const pd = v.dy.as<T>();
+  const T* const px = v.x.as<T>();
+  T* const pw = v.out.as<T>();
+  const int64_t* ds = v.dy.strides;
+  const int64_t* xs = v.x.strides;
+  const int64_t* ws = v.out.strides;
+  const int64_t count = v.O * v.Cg * v.KH * v.KW;
+  parallel_for(ctx.pool, count, grain_for(work(v.N, work(v.OH, v.OW))), [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t e = begin; e < end; ++e) {
+      int64_t rest = e;
+      const int64_t kw = rest % v.KW;
+      rest /= v.KW;
+      const int64_t kh = rest % v.KH;
+      rest /= v.KH;
+      const int64_t cp = rest % v.Cg;
+      const int64_t o = rest / v.Cg;
+      const int64_t c = (o / v.Og) * v.Cg + cp;
+      double acc = 0;
+      for (int64_t n = 0; n < v.N; ++n) {
+        const T* const dno = pd + n * ds[0] + o * ds[1];
+        const T* const xnc = px + n * xs[0] + c * xs[1];
+        for (int64_t i = 0; i < v.OH; ++i) {
+          const int64_t h = i * v.sh - v.ph + kh * v.dh;
+          if (h < 0 || h >= v.H) continue;
+          for (int64_t j = 0; j < v.OW; ++j) {
+            const int64_t w = j * v.sw - v.pw + kw * v.dw;
+            if (w < 0 || w >= v.W) continue;
+            acc += load_double(dno, i * ds[2] + j * ds[3]) * load_double(xnc, h * xs[2] + w * xs[3]);
+          }
+        }
+      }
+      pw[offset4(ws, o, cp, kh, kw)] = store_double<T>(acc);
+    }
+  });
+}
+
+ctl_status* run_conv(const OpContext& ctx, ctl_op_id op) {
+  Conv v;
+  CTL_SDK_RETURN_IF_ERROR(conv_views(ctx, op, &v));
+  if (v.out.numel() == 0) return nullptr;
+  const bool known = dispatch_float(v.x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (op == CTL_OP_CONV2D)
+      conv2d_rows<T>(ctx, v);
+    else if (op == CTL_OP_CONV2D_BACKWARD_INPUT)
+      conv2d_backward_input_rows<T>(ctx, v);
+    else
+      conv2d_backward_weight_elements<T>(ctx, v);
+  });
+  if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(v.x.dtype));
+  return nullptr;
+}
+
+// ---- pooling ------------------------------------------------------------------------
+
+struct Pool {
+  View x, dy, out;
+  int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  bool exclude_padding = false;
+
+  // Window (i, j) clipped to the input: rows [h0, h1), columns [w0, w1) (maybe empty).
+  void window(int64_t i, int64_t j, int64_t* h0, int64_t* h1, int64_t* w0, int64_t* w1) const {
+    const int64_t hs = i * sh - ph, ws = j * sw - pw;
+    *h0 = std::max<int64_t>(hs, 0);
+    *h1 = std::min(H, hs + kh);
+    *w0 = std::max<int64_t>(ws, 0);
+    *w1 = std::min(W, ws + kw);
+  }
+  double divisor(int64_t h0, int64_t h1, int64_t w0, int64_t w1) const {
+    if (exclude_padding) return static_cast<double>(std::max<int64_t>(h1 - h0, 0) * std::max<int64_t>(w1 - w0, 0));
+    return static_cast<double>(kh) * static_cast<double>(kw);
+  }
+};
+
+ctl_status* pool_views(const OpContext& ctx, bool backward, Pool* v) {
+  const uint32_t inputs = backward ? 2 : 1;
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(inputs, inputs, 1, 1));
+  if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "dy", &v->dy));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(backward ? 1 : 0, "x", &v->x));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, backward ? "dx" : "y", &v->out));
+  const char* x_name = backward ? "input 1 (x)" : "input 0 (x)";
+  const char* out_name = backward ? "output 0 (dx)" : "output 0 (y)";
+  if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->dy, "input 0 (dy)", v->x.dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, out_name, v->x.dtype));
+  CTL_SDK_RETURN_IF_ERROR(expect_rank4(ctx, v->x, x_name));
+  ctl_pool2d_attrs a;
+  bool given = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_POOL2D_ATTRS_STRUCT_SIZE, "ctl_pool2d_attrs", &given));
+  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; pooling needs a ctl_pool2d_attrs");
+  for (int k = 0; k < 2; ++k) {
+    if (a.stride[k] == 0) a.stride[k] = a.kernel[k];
+    if (a.kernel[k] < 1 || a.kernel[k] > kAttrLimit || a.stride[k] < 1 || a.stride[k] > kAttrLimit ||
+        a.padding[k] < 0 || a.padding[k] > a.kernel[k] / 2) {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
+                      "attrs hold kernel %lld, stride %lld, padding %lld on axis %d; kernel and stride must be >= 1 "
+                      "and padding in [0, kernel / 2]",
+                      static_cast<long long>(a.kernel[k]), static_cast<long long>(a.stride[k]),
+                      static_cast<long long>(a.padding[k]), k);
+    }
+  }
+  v->kh = a.kernel[0], v->kw = a.kernel[1];
+  v->sh = a.stride[0], v->sw = a.stride[1];
+  v->ph = a.padding[0], v->pw = a.padding[1];
+  v->exclude_padding = raw_bool(a.exclude_padding);
+  v->N = v->x.shape[0], v->C = v->x.shape[1], v->H = v->x.shape[2], v->W = v->x.shape[3];
+  v->OH = sweep(v->H, v->kh, v->sh, v->ph, 1);
+  v->OW = sweep(v->W, v->kw, v->sw, v->pw, 1);
+  if (v->OH < 1 || v->OW < 1) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
+                    "a %lldx%lld window does not fit the %lldx%lld input with padding "
+                    "%lld, %lld",
+                    static_cast<long long>(v->kh), static_cast<long long>(v->kw), static_cast<long long>(v->H),
+                    static_cast<long long>(v->W), static_cast<long long>(v->ph), static_cast<long long>(v->pw));
+  }
+  const int64_t y_shape[4] = {v->N, v->C, v->OH, v->OW};
+  if (backward) {
+    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->dy, "input 0 (dy)", y_shape));
+    const int64_t x_shape[4] = {v->N, v->C, v->H, v->W};
+    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->out, out_name, x_shape));
+  } else {
+    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->out, out_name, y_shape));
+  }
+  return expect_distinct(ctx, v->out, out_name);
+}
+
+// max_pool2d (max) and avg_pool2d; one task per (n, c) plane.
+template <class T>
+void pool_forward_planes(const OpContext& ctx, const Pool& v, bool max) {
+  const T* const px = v.x.as<T>();
+  T* const py = v.out.as<T>();
+  const int64_t* xs = v.x.strides;
+  const int64_t* ys = v.out.strides;
+  const int64_t plane_work = work(v.OH * v.OW, work(std::min(v.kh, v.H), std::min(v.kw, v.W)));
+  parallel_for(ctx.pool, v.N * v.C, grain_for(plane_work), [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t n = p / v.C, c = p % v.C;
+      const T* const xp = px + n * xs[0] + c * xs[1];
+      T* const yp = py + n * ys[0] + c * ys[1];
+      for (int64_t i = 0; i < v.OH; ++i) {
+        for (int64_t j = 0; j < v.OW; ++j) {
+          int64_t h0, h1, w0, w1;
+          v.window(i, j, &h0, &h1, &w0, &w1);
+          double result;
+          if (max) {
+            // Padding is -inf; the first NaN is the maximum.
+            double m = -std::numeric_limits<double>::infinity();
+            bool nan = false;
+            for (int64_t h = h0; h < h1 && !nan && w0 < w1; ++h) {
+              for (int64_t w = w0; w < w1; ++w) {
+                const double value = load_double(xp, h * xs[2] + w * xs[3]);
+                if (value != value) {
+                  m = value;
+                  nan = true;
+                  break;
+                }
+                if (value > m) m = value;
+              }
+            }
+            result = m;
+          } else {
+            double sum = 0;
+            for (int64_t h = h0; h < h1 && w0 < w1; ++h) {
+              for (int64_t w = w0; w < w1; ++w) sum += load_double(xp, h * xs[2] + w * xs[3]);
+            }
+            result = sum / v.divisor(h0, h1, w0, w1);
+          }
+          yp[i * ys[2] + j * ys[3]] = store_double<T>(result);
+        }
+      }
+    }
+  });
+}
+
+// max_pool2d_backward (max) and avg_pool2d_backward: one task per (n, c) plane, scattering
+// into its part's plane of doubles in row-major window order, stored once at the end.
+template <class T>
+void pool_backward_planes(const OpContext& ctx, const Pool& v, bool max, double* scratch) {
+  const T* const pd = v.dy.as<T>();
+  const T* const px = v.x.as<T>();
+  T* const pdx = v.out.as<T>();
+  const int64_t* ds = v.dy.strides;
+  const int64_t* xs = v.x.strides;
+  const int64_t* os = v.out.strides;
+  const int64_t plane = v.H * v.W;
+  const int64_t plane_work = std::max(plane, work(v.OH * v.OW, work(std::min(v.kh, v.H), std::min(v.kw, v.W))));
+  parallel_for(ctx.pool, v.N * v.C, grain_for(plane_work), [&](int64_t begin, int64_t end, unsigned part) {
+    double* const acc = scratch + static_cast<int64_t>(part) * plane;
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t n = p / v.C, c = p % v.C;
+      const T* const dp = pd + n * ds[0] + c * ds[1];
+      const T* const xp = px + n * xs[0] + c * xs[1];
+      T* const op = pdx + n * os[0] + c * os[1];
+      std::fill(acc, acc + plane, 0.0);
+      for (int64_t i = 0; i < v.OH; ++i) {
+        for (int64_t j = 0; j < v.OW; ++j) {
+          int64_t h0, h1, w0, w1;
+          v.window(i, j, &h0, &h1, &w0, &w1);
+          if (h0 >= h1 || w0 >= w1) continue;  // all padding: no element receives it
+          const double g = load_double(dp, i * ds[2] + j * ds[3]);
+          if (max) {
+            // The first maximum in row-major order; the first NaN when there is one.
+            int64_t at = -1;
+            double m = 0;
+            for (int64_t h = h0; h < h1; ++h) {
+              for (int64_t w = w0; w < w1; ++w) {
+                const double value = load_double(xp, h * xs[2] + w * xs[3]);
+                if (value != value) {
+                  at = h * v.W + w;
+                  h = h1;
+                  break;
+                }
+                if (at < 0 || value > m) {
+                  m = value;
+                  at = h * v.W + w;
+                }
+              }
+            }
+            acc[at] += g;
+          } else {
+            const double share = g / v.divisor(h0, h1, w0, w1);
+            for (int64_t h = h0; h < h1; ++h) {
+              for (int64_t w = w0; w < w1; ++w) acc[h * v.W + w] += share;
+            }
+          }
+        }
+      }
+      for (int64_t h = 0; h < v.H; ++h) {
+        for (int64_t w = 0; w < v.W; ++w) op[h * os[2] + w * os[3]] = store_double<T>(acc[h * v.W + w]);
+      }
+    }
+  });
+}
+
+ctl_status* run_pool(const OpContext& ctx, bool backward, bool max) {
+  Pool v;
+  CTL_SDK_RETURN_IF_ERROR(pool_views(ctx, backward, &v));
+  if (v.out.numel() == 0) return nullptr;
+  Scratch scratch(ctx);
+  if (backward) {
+    // Non-empty dx: H * W is bounded by its buffer.
+    int64_t doubles;
+    if (!checked_mul(v.H * v.W, static_cast<int64_t>(ctx.threads()), &doubles) ||
+        !checked_mul(doubles, static_cast<int64_t>(sizeof(double)), &doubles)) {
+      return ctx.fail(CTL_STATUS_OUT_OF_MEMORY, "scratch planes of %lldx%lld overflow", static_cast<long long>(v.H),
+                      static_cast<long long>(v.W));
+    }
+    CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, static_cast<size_t>(doubles)));
+  }
+  const bool known = dispatch_float(v.x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (backward)
+      pool_backward_planes<T>(ctx, v, max, scratch.as<double>());
+    else
+      pool_forward_planes<T>(ctx, v, max);
+  });
+  if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(v.x.dtype));
+  return nullptr;
+}
+
+}  // namespace
+
+ctl_status* run_conv2d(const OpContext& ctx) {
+  return run_conv(ctx, CTL_OP_CONV2D);
+}
+
+ctl_status* run_conv2d_backward_input(const OpContext& ctx) {
+  return run_conv(ctx, CTL_OP_CONV2D_BACKWARD_INPUT);
+}
+
+ctl_status* run_conv2d_backward_weight(const OpContext& ctx) {
+  return run_conv(ctx, CTL_OP_CONV2D_BACKWARD_WEIGHT);
+}
+
+ctl_status* run_max_pool2d(const OpContext& ctx) {
+  return run_pool(ctx, false, true);
+}
+
+ctl_status* run_max_pool2d_backward(const OpContext& ctx) {
+  return run_pool(ctx, true, true);
+}
+
+ctl_status* run_avg_pool2d(const OpContext& ctx) {
+  return run_pool(ctx, false, false);
+}
+
+ctl_status* run_avg_pool2d_backward(const OpContext& ctx) {
+  return run_pool(ctx, true, false);
+}
+
+}  // namespace catalyst::cpu
