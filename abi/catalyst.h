@@ -545,6 +545,8 @@ CTL_EXPORT ctl_status* ctl_op_cast(ctl_tensor* x, ctl_dtype dtype, ctl_tensor** 
  * DLPack are not recorded. A tensor's record lives as long as the tensor: backward may run
  * more than once, and gradients of leaves add up until ctl_tensor_zero_grad. Gradients
  * flow only through float tensors; comparisons, argmax/argmin and creation ops stop them.
+ * One graph is built and backpropagated by one thread at a time: recording takes no locks,
+ * so threads that share tensors which require gradients must take turns.
  * -------------------------------------------------------------------------------------- */
 
 /* Marks a leaf (a tensor no recorded op produced) as needing a gradient. The dtype must be
