@@ -33,97 +33,16 @@
 #include <sstream>
 
 #include "case.h"
+#include "catalog.h"
 #include "numeric_harness.h"
 
 namespace catalyst::conformance {
 namespace {
 
-using Body = std::function<void(Harness&)>;
-
-const std::vector<ctl_dtype> kFloat = {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16};
-
-// Appends cases, numbering them per (op, dtype) in catalog order so ids stay stable (as in
-// training_cases.cpp).
-class Catalog {
- public:
-  explicit Catalog(std::vector<Case>& out) : out_(out) {}
-
-  void add(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
-    add_named(op, d, "", std::move(label), std::move(body));
-  }
-  // "<op>.<dtype>.large": named, so appending variants never renumbers it.
-  void add_large(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
-    add_named(op, d, "large", std::move(label), std::move(body));
-  }
-
- private:
-  void add_named(ctl_op_id op, ctl_dtype d, const std::string& name, std::string label, Body body) {
-    const std::string op_text = ctl_op_name(op);
-    const std::string dtype_text = ctl_dtype_name(d);
-    const std::string key = op_text + "." + dtype_text;
-    Case c;
-    c.id = key + "." + (name.empty() ? std::to_string(counters_[key]++) : name);
-    c.group = op_text;
-    c.op = op_text;
-    c.dtype = dtype_text;
-    c.level = is_required_dtype(d) ? Level::kTraining : Level::kFull;
-    c.label = std::move(label);
-    c.run = [body = std::move(body)](CaseContext& ctx) {
-      Harness h(ctx);
-      body(h);
-    };
-    out_.push_back(std::move(c));
-  }
-
-  std::vector<Case>& out_;
-  std::map<std::string, int> counters_;
-};
-
 // ---- helpers ------------------------------------------------------------------------------
-
-std::string shape_label(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 std::string pair_label(const int64_t (&p)[2]) {
   return std::to_string(p[0]) + "x" + std::to_string(p[1]);
-}
-
-const char* layout_word(Layout l) {
-  switch (l) {
-    case Layout::kContiguous:
-      return "contiguous";
-    case Layout::kPermuted:
-      return "permuted";
-    case Layout::kSliced:
-      return "sliced";
-    case Layout::kExpanded:
-      return "expanded";
-    case Layout::kRandom:
-      return "random view";
-  }
-  return "?";
-}
-
-const char* output_word(OutputLayout l) {
-  switch (l) {
-    case OutputLayout::kContiguous:
-      return "contiguous output";
-    case OutputLayout::kTransposed:
-      return "transposed output";
-    case OutputLayout::kGapped:
-      return "gapped output";
-  }
-  return "?";
-}
-
-Tolerance sum_tolerance(double n, std::vector<double> scale) {
-  Tolerance t(Tol::kSum);
-  t.n = n;
-  t.scale = std::move(scale);
-  return t;
 }
 
 // The output length of one spatial axis (the schema's formula).
@@ -518,7 +437,7 @@ void large_cases(Catalog& cat) {
 }  // namespace
 
 void add_conv_pool_cases(std::vector<Case>& out) {
-  Catalog cat(out);
+  Catalog cat(out, Level::kTraining);
   for (ctl_op_id op : {CTL_OP_CONV2D, CTL_OP_CONV2D_BACKWARD_INPUT, CTL_OP_CONV2D_BACKWARD_WEIGHT}) {
     for (ctl_dtype d : kFloat) conv_cases(cat, op, d);
   }

@@ -13,100 +13,20 @@
 #include <sstream>
 
 #include "case.h"
+#include "catalog.h"
 #include "numeric_harness.h"
 
 namespace catalyst::conformance {
 namespace {
 
-using Body = std::function<void(Harness&)>;
-
 constexpr int64_t kLarge = 4096;  // kLarge^2 = 2^24 elements
 
-const std::vector<ctl_dtype> kFloat = {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16};
 const std::vector<ctl_dtype> kNumeric = {CTL_DTYPE_F32, CTL_DTYPE_I32,  CTL_DTYPE_I64, CTL_DTYPE_F64,
                                          CTL_DTYPE_F16, CTL_DTYPE_BF16, CTL_DTYPE_I8,  CTL_DTYPE_U8};
 const std::vector<ctl_dtype> kAll = {CTL_DTYPE_F32, CTL_DTYPE_I32,  CTL_DTYPE_I64, CTL_DTYPE_BOOL, CTL_DTYPE_F64,
                                      CTL_DTYPE_F16, CTL_DTYPE_BF16, CTL_DTYPE_I8,  CTL_DTYPE_U8};
 const std::vector<ctl_dtype> kMatmul = {CTL_DTYPE_F32, CTL_DTYPE_I32, CTL_DTYPE_I64,
                                         CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16};
-
-std::string shape_label(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-const char* layout_word(Layout l) {
-  switch (l) {
-    case Layout::kContiguous:
-      return "contiguous";
-    case Layout::kPermuted:
-      return "permuted";
-    case Layout::kSliced:
-      return "sliced";
-    case Layout::kExpanded:
-      return "expanded";
-    case Layout::kRandom:
-      return "random view";
-  }
-  return "?";
-}
-
-std::string shaped_label(const std::vector<Shaped>& s) {
-  std::string out;
-  for (size_t k = 0; k < s.size(); ++k)
-    out += (k ? " & " : "") + shape_label(s[k].shape) + " " + layout_word(s[k].layout);
-  return out;
-}
-
-// Appends cases, numbering them per (op, dtype) so ids stay stable.
-class Catalog {
- public:
-  explicit Catalog(std::vector<Case>& out) : out_(out) {}
-
-  // `dtypes`: every dtype the call involves (the first names the case); a case is at the
-  // core level only when all of them are required dtypes.
-  void add(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, std::string label, Body body) {
-    add_named(op, dtypes, "", std::move(label), std::move(body));
-  }
-  void add(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
-    add(op, std::vector<ctl_dtype>{d}, std::move(label), std::move(body));
-  }
-  // The large case of an op and dtype: "<op>.<dtype>.large", so appending variants never
-  // renumbers it.
-  void add_large(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, std::string label, Body body) {
-    add_named(op, dtypes, "large", std::move(label), std::move(body));
-  }
-  void add_large(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
-    add_large(op, std::vector<ctl_dtype>{d}, std::move(label), std::move(body));
-  }
-
- private:
-  void add_named(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, const std::string& name, std::string label,
-                 Body body) {
-    const std::string op_text = ctl_op_name(op);
-    const std::string dtype_text = ctl_dtype_name(dtypes.front());
-    const std::string key = op_text + "." + dtype_text;
-    Case c;
-    c.id = key + "." + (name.empty() ? std::to_string(counters_[key]++) : name);
-    c.group = op_text;
-    c.op = op_text;
-    c.dtype = dtype_text;
-    c.level = Level::kCore;
-    for (ctl_dtype d : dtypes) {
-      if (!is_required_dtype(d)) c.level = Level::kFull;
-    }
-    c.label = std::move(label);
-    c.run = [body = std::move(body)](CaseContext& ctx) {
-      Harness h(ctx);
-      body(h);
-    };
-    out_.push_back(std::move(c));
-  }
-
-  std::vector<Case>& out_;
-  std::map<std::string, int> counters_;
-};
 
 // A random shape of `rank` with small dims (rarely 0), and a broadcast partner of it:
 // leading axes dropped and some axes set to 1.
@@ -815,7 +735,7 @@ void large_cases(Catalog& cat) {
 }  // namespace
 
 void add_numeric_cases(std::vector<Case>& out) {
-  Catalog cat(out);
+  Catalog cat(out, Level::kCore);
   struct OpSpec {
     ctl_op_id op;
     const std::vector<ctl_dtype>* dtypes;

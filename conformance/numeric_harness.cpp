@@ -122,11 +122,12 @@ TensorPtr make_output_view(ctl_tensor* backing, const std::vector<int64_t>& shap
   return TensorPtr(shaped);
 }
 
-// Guarded output of `shape` on `device`; `initial` (row-major elements, may be empty)
-// become the view's starting contents.
-GuardedOutput make_guarded_output(ctl_device* device, ctl_device* probe_device, ctl_dtype dtype,
-                                  const std::vector<int64_t>& shape, OutputLayout layout,
-                                  const std::vector<unsigned char>& initial) {
+// Guarded outputs of `shape` on the reference and on the device under test, laid out alike
+// and starting from the same bytes; `initial` (row-major elements, may be empty) become the
+// views' starting contents.
+std::pair<GuardedOutput, GuardedOutput> make_guarded_outputs(ctl_device* reference, ctl_device* device, ctl_dtype dtype,
+                                                             const std::vector<int64_t>& shape, OutputLayout layout,
+                                                             const std::vector<unsigned char>& initial) {
   const size_t size = ctl_dtype_size(dtype);
   const int64_t guard = std::max<int64_t>(16, static_cast<int64_t>(64 / size));
   const int64_t n = numel_of(shape);
@@ -134,31 +135,37 @@ GuardedOutput make_guarded_output(ctl_device* device, ctl_device* probe_device, 
       (layout == OutputLayout::kContiguous || (layout == OutputLayout::kTransposed && shape.size() >= 2)) ? n : 2 * n;
   const int64_t total = guard + span + guard;
   // The geometry, from a probe view on uninitialised memory (no data moves).
-  ctl_tensor* probe = nullptr;
-  check_ok(ctl_tensor_create(probe_device, dtype, 1, &total, &probe), "allocating a probe output");
-  TensorPtr probe_owner(probe);
-  GuardedOutput out;
+  ctl_tensor_info info{};
   {
+    ctl_tensor* probe = nullptr;
+    check_ok(ctl_tensor_create(reference, dtype, 1, &total, &probe), "allocating a probe output");
+    TensorPtr probe_owner(probe);
     TensorPtr probe_view = make_output_view(probe, shape, layout, guard, n);
-    out.info = info_of(probe_view.get());
+    info = info_of(probe_view.get());
   }
-  out.offsets = element_offsets(out.info);
+  const std::vector<int64_t> offsets = element_offsets(info);
   std::vector<unsigned char> bytes(static_cast<size_t>(total) * size, kGuardByte);
   if (!initial.empty()) {
-    for (size_t i = 0; i < out.offsets.size(); ++i) {
-      std::memcpy(bytes.data() + static_cast<size_t>(out.offsets[i]) * size, initial.data() + i * size, size);
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      std::memcpy(bytes.data() + static_cast<size_t>(offsets[i]) * size, initial.data() + i * size, size);
     }
   }
-  ctl_tensor* backing = nullptr;
-  check_ok(ctl_tensor_from_host(device, dtype, 1, &total, bytes.data(), bytes.size(), &backing),
-           std::string("creating a guarded output on ") + (device == probe_device ? "the reference" : "the device"));
-  out.backing.reset(backing);
-  out.view = make_output_view(backing, shape, layout, guard, n);
-  const ctl_tensor_info actual = info_of(out.view.get());
-  if (actual.offset != out.info.offset || !std::equal(actual.strides, actual.strides + actual.rank, out.info.strides)) {
-    throw CaseFailure("internal: an output view has different strides on the two devices");
-  }
-  return out;
+  auto place = [&](ctl_device* where, const char* who) {
+    GuardedOutput out;
+    out.info = info;
+    out.offsets = offsets;
+    ctl_tensor* backing = nullptr;
+    check_ok(ctl_tensor_from_host(where, dtype, 1, &total, bytes.data(), bytes.size(), &backing),
+             std::string("creating a guarded output on ") + who);
+    out.backing.reset(backing);
+    out.view = make_output_view(backing, shape, layout, guard, n);
+    const ctl_tensor_info actual = info_of(out.view.get());
+    if (actual.offset != info.offset || !std::equal(actual.strides, actual.strides + actual.rank, info.strides)) {
+      throw CaseFailure("internal: an output view has different strides on the two devices");
+    }
+    return out;
+  };
+  return {place(reference, "the reference"), place(device, "the device")};
 }
 
 // The backing's bytes, the view's elements extracted in row-major order, and the first
@@ -418,8 +425,9 @@ void Harness::run_outputs(ctl_op_id op, const std::vector<const Operand*>& input
       continue;
     }
     const auto& init = initial_bytes[k];
-    ref_out.push_back(make_guarded_output(ctx_.reference, ctx_.reference, dtypes[k], shapes[k], out_layout, init));
-    dev_out.push_back(make_guarded_output(ctx_.device, ctx_.reference, dtypes[k], shapes[k], out_layout, init));
+    auto [ref, dev] = make_guarded_outputs(ctx_.reference, ctx_.device, dtypes[k], shapes[k], out_layout, init);
+    ref_out.push_back(std::move(ref));
+    dev_out.push_back(std::move(dev));
     ref_views.push_back(ref_out.back().view.get());
     dev_views.push_back(dev_out.back().view.get());
   }

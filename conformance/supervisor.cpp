@@ -156,7 +156,7 @@ void drain_lines(Worker& w, OnRecord on_record) {
 }  // namespace
 
 std::string rerun_command(const Options& o, const std::string& filter) {
-  const char* invoked = std::getenv("CATALYST_CONFORMANCE_COMMAND");
+  const char* invoked = std::getenv("CATALYST_INVOKED_AS");  // set by `catalyst conformance`
   std::string command = invoked && *invoked ? invoked : self_path();
   command += " --plugin " + shell_quote(o.plugin_path) + " --device " + std::to_string(o.device) + " --seed " +
              std::to_string(o.seed) + " --filter " + shell_quote(filter);
@@ -234,8 +234,9 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
   std::vector<std::unique_ptr<Worker>> running;
   size_t groups_done = 0, cases_done = 0, failures = 0, unsupported = 0;
   const bool tty = isatty(STDERR_FILENO);
+  Clock::time_point last_progress;
   auto progress = [&](bool force) {
-    static Clock::time_point last;
+    Clock::time_point& last = last_progress;
     if (!force && Clock::now() - last < std::chrono::milliseconds(tty ? 200 : 10000)) return;
     last = Clock::now();
     std::string now_running;

@@ -24,99 +24,15 @@
 #include <sstream>
 
 #include "case.h"
+#include "catalog.h"
 #include "numeric_harness.h"
 
 namespace catalyst::conformance {
 namespace {
 
-using Body = std::function<void(Harness&)>;
-
-const std::vector<ctl_dtype> kFloat = {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16};
 constexpr int64_t kLarge = 4096;  // kLarge^2 = 2^24 elements
 
-// Appends cases, numbering them per (op, dtype) in catalog order so ids stay stable.
-class Catalog {
- public:
-  explicit Catalog(std::vector<Case>& out) : out_(out) {}
-
-  // `dtypes`: every dtype the call involves (the first names the case). A training op's
-  // case is at the training level when all of them are required, else at full.
-  void add(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, std::string label, Body body) {
-    add_named(op, dtypes, "", std::move(label), std::move(body));
-  }
-  // "<op>.<dtype>.large": named, so appending variants never renumbers it.
-  void add_large(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, std::string label, Body body) {
-    add_named(op, dtypes, "large", std::move(label), std::move(body));
-  }
-
- private:
-  void add_named(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, const std::string& name, std::string label,
-                 Body body) {
-    const std::string op_text = ctl_op_name(op);
-    const std::string dtype_text = ctl_dtype_name(dtypes.front());
-    const std::string key = op_text + "." + dtype_text;
-    Case c;
-    c.id = key + "." + (name.empty() ? std::to_string(counters_[key]++) : name);
-    c.group = op_text;
-    c.op = op_text;
-    c.dtype = dtype_text;
-    c.level = Level::kTraining;
-    for (ctl_dtype d : dtypes) {
-      if (!is_required_dtype(d)) c.level = Level::kFull;
-    }
-    c.label = std::move(label);
-    c.run = [body = std::move(body)](CaseContext& ctx) {
-      Harness h(ctx);
-      body(h);
-    };
-    out_.push_back(std::move(c));
-  }
-
-  std::vector<Case>& out_;
-  std::map<std::string, int> counters_;
-};
-
 // ---- helpers ------------------------------------------------------------------------------
-
-int64_t numel_of(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
-std::string shape_label(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-const char* layout_word(Layout l) {
-  switch (l) {
-    case Layout::kContiguous:
-      return "contiguous";
-    case Layout::kPermuted:
-      return "permuted";
-    case Layout::kSliced:
-      return "sliced";
-    case Layout::kExpanded:
-      return "expanded";
-    case Layout::kRandom:
-      return "random view";
-  }
-  return "?";
-}
-
-const char* output_word(OutputLayout l) {
-  switch (l) {
-    case OutputLayout::kContiguous:
-      return "contiguous output";
-    case OutputLayout::kTransposed:
-      return "transposed output";
-    case OutputLayout::kGapped:
-      return "gapped output";
-  }
-  return "?";
-}
 
 const char* reduction_word(ctl_reduction r) {
   switch (r) {
@@ -294,13 +210,6 @@ std::vector<double> broadcast_values(const std::vector<double>& v, const std::ve
     }
   }
   return out;
-}
-
-Tolerance sum_tolerance(double n, std::vector<double> scale) {
-  Tolerance t(Tol::kSum);
-  t.n = n;
-  t.scale = std::move(scale);
-  return t;
 }
 
 // A random shape of `rank` with dims 1-5 (0 once in a while), as numeric_cases.cpp draws them.
@@ -1070,7 +979,7 @@ void large_cases(Catalog& cat) {
 }  // namespace
 
 void add_training_cases(std::vector<Case>& out) {
-  Catalog cat(out);
+  Catalog cat(out, Level::kTraining);
   for (ctl_op_id op : {CTL_OP_CROSS_ENTROPY, CTL_OP_CROSS_ENTROPY_BACKWARD}) {
     for (ctl_dtype d : kFloat) cross_entropy_cases(cat, op, d);
   }

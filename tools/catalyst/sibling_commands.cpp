@@ -32,7 +32,7 @@ int exec_sibling(const char* program, const char* command, int argc, char** argv
   const std::string path = dir + "/" + program;
   // Reports print commands in the form the user typed.
   const std::string invoked_as = std::string(self) + " " + command;
-  setenv("CATALYST_CONFORMANCE_COMMAND", invoked_as.c_str(), 1);
+  setenv("CATALYST_INVOKED_AS", invoked_as.c_str(), 1);
   std::vector<char*> args;
   args.push_back(const_cast<char*>(path.c_str()));
   for (int i = 0; i < argc; ++i) args.push_back(argv[i]);

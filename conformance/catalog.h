@@ -1,0 +1,63 @@
+// catalog.h — what the numeric case files share: the Catalog that turns case bodies into
+// Cases with stable ids, and the words their labels are made of.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "case.h"
+#include "numeric_harness.h"
+
+namespace catalyst::conformance {
+
+using Body = std::function<void(Harness&)>;
+
+inline const std::vector<ctl_dtype> kFloat = {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16};
+
+// Appends cases, numbering them per (op, dtype) in catalog order so ids stay stable: append
+// variants, never reorder them. A case whose dtypes are all required ones gets
+// `required_level` (core for the 1.0 op set, training for the training ops); any other
+// dtype puts it at full.
+class Catalog {
+ public:
+  Catalog(std::vector<Case>& out, Level required_level) : out_(out), required_level_(required_level) {}
+
+  // `dtypes`: every dtype the call involves; the first names the case.
+  void add(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, std::string label, Body body) {
+    add_named(op, dtypes, "", std::move(label), std::move(body));
+  }
+  void add(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
+    add(op, std::vector<ctl_dtype>{d}, std::move(label), std::move(body));
+  }
+  // The large case of an op and dtype, "<op>.<dtype>.large": named, so appending variants
+  // never renumbers it.
+  void add_large(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, std::string label, Body body) {
+    add_named(op, dtypes, "large", std::move(label), std::move(body));
+  }
+  void add_large(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
+    add_large(op, std::vector<ctl_dtype>{d}, std::move(label), std::move(body));
+  }
+
+ private:
+  void add_named(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, const std::string& name, std::string label,
+                 Body body);
+
+  std::vector<Case>& out_;
+  Level required_level_;
+  std::map<std::string, int> counters_;
+};
+
+// "[3,4]".
+std::string shape_label(const std::vector<int64_t>& shape);
+// "contiguous", "permuted", ... as case labels say them.
+const char* layout_word(Layout layout);
+const char* output_word(OutputLayout layout);
+// "[3,4] permuted & [4] contiguous".
+std::string shaped_label(const std::vector<Shaped>& shapes);
+int64_t numel_of(const std::vector<int64_t>& shape);
+// A kSum tolerance over n terms with per-element scales.
+Tolerance sum_tolerance(double n, std::vector<double> scale);
+
+}  // namespace catalyst::conformance
