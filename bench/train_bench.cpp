@@ -23,6 +23,7 @@
 #include "catalyst/catalyst.hpp"
 #include "catalyst/nn.hpp"
 #include "catalyst/optim.hpp"
+#include "catalyst/text_data.hpp"
 #include "flags.hpp"
 
 namespace {
@@ -84,17 +85,9 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
   return true;
 }
 
-// splitmix64, for the random data (the weights come from the binding's counter generator).
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 std::vector<int32_t> random_ids(uint64_t& state, size_t count, int32_t classes) {
   std::vector<int32_t> ids(count);
-  for (int32_t& id : ids) id = static_cast<int32_t>(splitmix64(state) % static_cast<uint64_t>(classes));
+  for (int32_t& id : ids) id = static_cast<int32_t>(catalyst::splitmix64(state) % static_cast<uint64_t>(classes));
   return ids;
 }
 

@@ -3,8 +3,6 @@
 #include "autograd.h"
 
 #include <algorithm>
-#include <cstring>
-#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -112,8 +110,8 @@ bool tracks_grad(const ctl_tensor* tensor) {
   return tensor && tensor->autograd && (tensor->autograd->requires_grad || tensor->autograd->grad_fn);
 }
 
-void record_op(const PreparedOp& prepared, const void* user_attrs, size_t input_count, ctl_tensor* const* inputs,
-               size_t output_count, ctl_tensor* const* outputs) {
+void record_op(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, size_t output_count,
+               ctl_tensor* const* outputs) {
   const ctl_op_id op = prepared.op;
   if (!differentiable(op) || input_count == 0) return;
   bool any = false;
@@ -134,13 +132,8 @@ void record_op(const PreparedOp& prepared, const void* user_attrs, size_t input_
   node->has_attrs = prepared.has_attrs;
   if (op == CTL_OP_MATMUL) {
     // The schema folds transposes into strides; the rule needs the caller's flags.
-    ctl_matmul_attrs user{};
-    if (user_attrs) {
-      const size_t size = std::min(*static_cast<const size_t*>(user_attrs), sizeof user);
-      std::memcpy(&user, user_attrs, size);
-    }
-    node->attrs.matmul.transpose_a = user.transpose_a;
-    node->attrs.matmul.transpose_b = user.transpose_b;
+    node->attrs.matmul.transpose_a = prepared.matmul_transposes[0];
+    node->attrs.matmul.transpose_b = prepared.matmul_transposes[1];
   }
   for (size_t i = 0; i < input_count; ++i) {
     if (inputs[i]) ctl_tensor_retain(inputs[i]);

@@ -1,7 +1,7 @@
 // autograd.h — the reverse-mode record behind ctl_tensor_backward.
 //
 // While a runtime records (ctl_runtime_set_grad_enabled), every allocating op call and
-// every view whose float inputs require gradients gets a Node: the op, the caller's
+// every view whose float inputs require gradients gets a Node: the op, its normalised
 // attributes, its inputs (retained) and detached aliases of its outputs (the storage, not
 // the tensor, so no reference cycle forms). Backward walks the nodes from the root in
 // reverse topological order and runs each node's rule (autograd_rules.cpp), which is made of
@@ -23,7 +23,7 @@ struct Node {
   bool is_view = false;
   ctl_op_id op{};
   ViewKind view{};
-  PreparedOp::Attrs attrs{};  // the caller's attributes, widened to the full struct
+  PreparedOp::Attrs attrs{};  // the normalised attributes (matmul: with the caller's transposes)
   bool has_attrs = false;
   std::vector<ctl_tensor*> inputs;   // retained; NULL for absent optional inputs
   std::vector<ctl_tensor*> outputs;  // detached aliases of the outputs, retained
@@ -50,8 +50,8 @@ bool tracks_grad(const ctl_tensor* tensor);
 
 // Records an allocating op call that succeeded. Does nothing when the runtime is not
 // recording, the op is not differentiable, or no input tracks gradients.
-void record_op(const PreparedOp& prepared, const void* user_attrs, size_t input_count, ctl_tensor* const* inputs,
-               size_t output_count, ctl_tensor* const* outputs);
+void record_op(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, size_t output_count,
+               ctl_tensor* const* outputs);
 // Records a view of `source` (same rules).
 void record_view(ViewKind kind, ctl_tensor* source, ctl_tensor* view, std::vector<int64_t> params = {});
 

@@ -141,7 +141,7 @@ ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
     return status;
   }
   try {
-    record_op(prepared, attrs, input_count, inputs, output_count, outputs.data());
+    record_op(prepared, input_count, inputs, output_count, outputs.data());
   } catch (const std::bad_alloc&) {
     release_all();
     return make_status(CTL_STATUS_OUT_OF_MEMORY, "%s: out of memory recording the op for autograd", op_name(op));

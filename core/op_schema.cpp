@@ -539,6 +539,7 @@ class Preparer {
       }
       out_->input_views[2] = broadcast_view(inputs_[2], spec.rank, spec.shape.data());
     }
+    out_->matmul_transposes = {m.transpose_a, m.transpose_b};  // for autograd's rule
     m.transpose_a = m.transpose_b = false;
     out_->outputs = {spec};
     return nullptr;
@@ -888,12 +889,7 @@ class Preparer {
     for (size_t i = 1; i < input_count_; ++i) {
       if (!inputs_[i]) continue;
       CTL_RETURN_IF_ERROR(same_dtype(0, i));
-      const Layout& p = layout(i);
-      if (p.rank != 1 || p.shape[0] != n) {
-        return make_status(CTL_STATUS_INVALID_ARGUMENT,
-                           "%s: inputs[%zu] (%s) must be 1-D of length %lld, the size of the last axis", info_.name, i,
-                           i == 1 ? "weight" : "bias", static_cast<long long>(n));
-      }
+      CTL_RETURN_IF_ERROR(per_feature(i, n, i == 1 ? "weight" : "bias"));
     }
     ctl_norm_attrs& a = out_->attrs.norm;
     CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_NORM_ATTRS_STRUCT_SIZE, &a));

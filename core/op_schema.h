@@ -42,6 +42,8 @@ struct PreparedOp {
   std::vector<bool> input_present;
   std::vector<const ctl_tensor*> inputs;  // for overlap checks
   std::vector<OutputSpec> outputs;
+  // matmul: the caller's transpose flags, which attrs no longer hold once they are strides.
+  std::array<bool, 2> matmul_transposes{};
   // Reductions: the plugin sees outputs in keepdims form; these axes are re-inserted.
   uint32_t keepdims_mask = 0;
   uint32_t reduce_input_rank = 0;

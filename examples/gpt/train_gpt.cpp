@@ -187,14 +187,6 @@ double evaluate(const catalyst::Runtime& rt, const catalyst::nn::GPT& model, con
   return total / double(o.eval_batches);
 }
 
-// splitmix64: the sampler's own small generator (a Weyl counter through a finaliser).
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 // Generates text one byte at a time from a newline, sampling softmax(logits / temperature).
 std::string sample(const catalyst::Runtime& rt, const catalyst::nn::GPT& model, const Options& o,
                    catalyst::Device device) {
@@ -212,7 +204,7 @@ std::string sample(const catalyst::Runtime& rt, const catalyst::nn::GPT& model, 
     double top = *std::max_element(l.begin(), l.end());
     double z = 0;
     for (double& v : l) z += (v = std::exp((v - top) / o.temperature));
-    double r = double(splitmix64(state) >> 11) * 0x1.0p-53 * z;
+    double r = double(catalyst::splitmix64(state) >> 11) * 0x1.0p-53 * z;
     int32_t next = 255;
     for (int32_t c = 0; c < 256; ++c) {
       r -= l[c];

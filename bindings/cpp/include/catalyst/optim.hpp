@@ -24,13 +24,18 @@ inline double warmup_cosine(int64_t step, int64_t warmup, int64_t total, double 
 // Returns the norm before clipping. Parameters without a gradient are skipped.
 inline double clip_grad_norm(const Runtime& runtime, const nn::NamedTensors& params, double max_norm) {
   NoGrad no_grad(runtime);
-  double total = 0;
-  std::vector<Tensor> grads;
+  std::vector<Tensor> grads, squares;
   for (const auto& [name, p] : params) {
     Tensor g = p.grad();
     if (!g) continue;
-    total += sum(g * g).item();
+    squares.push_back(cast(sum(g * g), CTL_DTYPE_F64).reshape({1}));
     grads.push_back(std::move(g));
+  }
+  // One read for all the per-parameter sums (a wait for the device per parameter would
+  // stall a GPU every step), added on the host in parameter order.
+  double total = 0;
+  if (!squares.empty()) {
+    for (double s : concat(squares, 0).to_vector<double>()) total += s;
   }
   const double norm = std::sqrt(total);
   if (max_norm > 0 && norm > max_norm) {

@@ -28,6 +28,16 @@
 
 namespace catalyst {
 
+// splitmix64 (Steele, Lea and Flood, 2014): a Weyl counter through a 64-bit finaliser.
+// The whole generator is `state`, which this advances.
+inline uint64_t splitmix64(uint64_t& state) {
+  state += 0x9E3779B97F4A7C15ull;
+  uint64_t z = state;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 enum class Split { kTrain, kValidation };
 
 inline const char* split_name(Split split) {
@@ -149,14 +159,7 @@ class WindowSampler {
   uint64_t state() const { return state_; }
   void set_state(uint64_t state) { state_ = state; }
 
-  // splitmix64 (Steele, Lea and Flood, 2014): a Weyl counter through a 64-bit finaliser.
-  uint64_t next_u64() {
-    state_ += 0x9E3779B97F4A7C15ull;
-    uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  uint64_t next_u64() { return splitmix64(state_); }
   // Uniform in [0, n), n > 0, without modulo bias: draws below 2^64 mod n are redrawn.
   uint64_t next_below(uint64_t n) {
     const uint64_t threshold = (0 - n) % n;
