@@ -1,0 +1,155 @@
+// elementwise.cl — every elementwise op from one template. The program is built per dtype
+// (-DTA=<tag>); each op is one line below that the macros turn into a strided kernel
+// named unary_<op>, binary_<op> or compare_<op>. Floats compute in C_(TA), except the
+// transcendental functions, division and square roots, which use MATH_T (double where the
+// device has it): OpenCL's f32 division and sqrt may be 2.5-3 ulp off, while a double
+// result rounded to f32 is the correctly rounded one, as the reference's is.
+// Integers compute in 64-bit two's complement and wrap when stored, like the reference.
+
+#if defined(CTL_HAVE_FP64)
+#define MATH_T double
+#else
+#define MATH_T float
+#endif
+
+#define UNARY_KERNEL(op, expr)                                                                          \
+  __kernel void unary_##op(__global const T_(TA)* x, long x_offset, long8 x_strides, __global T_(TA)* y, \
+                           long y_offset, long8 y_strides, int rank, long8 shape, long n) {           \
+    FOR_EACH_ITEM(i, n) {                                                                             \
+      long8 index = ctl_unravel(i, rank, shape);                                                      \
+      C_(TA) v = LOAD(TA, x, x_offset + ctl_dot(index, x_strides));                                   \
+      STORE(TA, y, y_offset + ctl_dot(index, y_strides), (expr));                                     \
+    }                                                                                                 \
+  }
+
+#define BINARY_KERNEL(name, out_t, expr)                                                                   \
+  __kernel void name(__global const T_(TA)* a, long a_offset, long8 a_strides, __global const T_(TA)* b,   \
+                     long b_offset, long8 b_strides, __global T_(out_t)* y, long y_offset, long8 y_strides, \
+                     int rank, long8 shape, long n) {                                                      \
+    FOR_EACH_ITEM(i, n) {                                                                                  \
+      long8 index = ctl_unravel(i, rank, shape);                                                           \
+      C_(TA) p = LOAD(TA, a, a_offset + ctl_dot(index, a_strides));                                        \
+      C_(TA) q = LOAD(TA, b, b_offset + ctl_dot(index, b_strides));                                        \
+      STORE(out_t, y, y_offset + ctl_dot(index, y_strides), (expr));                                       \
+    }                                                                                                      \
+  }
+
+// Comparisons exist for every dtype; integers compare exactly in their own type.
+BINARY_KERNEL(compare_eq, bool, p == q)
+BINARY_KERNEL(compare_ne, bool, p != q)
+BINARY_KERNEL(compare_lt, bool, p < q)
+BINARY_KERNEL(compare_le, bool, p <= q)
+BINARY_KERNEL(compare_gt, bool, p > q)
+BINARY_KERNEL(compare_ge, bool, p >= q)
+
+// where(cond, a, b) moves bits, so NaN payloads and signed zeros survive.
+__kernel void where_select(__global const uchar* cond, long c_offset, long8 c_strides, __global const R_(TA)* a,
+                           long a_offset, long8 a_strides, __global const R_(TA)* b, long b_offset, long8 b_strides,
+                           __global R_(TA)* y, long y_offset, long8 y_strides, int rank, long8 shape, long n) {
+  FOR_EACH_ITEM(i, n) {
+    long8 index = ctl_unravel(i, rank, shape);
+    y[y_offset + ctl_dot(index, y_strides)] = cond[c_offset + ctl_dot(index, c_strides)] != 0
+                                                  ? a[a_offset + ctl_dot(index, a_strides)]
+                                                  : b[b_offset + ctl_dot(index, b_strides)];
+  }
+}
+
+#if IS_FLOAT(TA)
+
+#define M(v) ((MATH_T)(v))
+#define SQRT_HALF_PI_INV 0.79788456080286535587989211986876  /* sqrt(2 / pi) */
+inline MATH_T ctl_gelu(MATH_T x) { return x * (MATH_T)0.5 * ((MATH_T)1 + erf(x * (MATH_T)0.70710678118654752440)); }
+inline MATH_T ctl_gelu_tanh(MATH_T x) {
+  return (MATH_T)0.5 * x * ((MATH_T)1 + tanh((MATH_T)SQRT_HALF_PI_INV * (x + (MATH_T)0.044715 * x * x * x)));
+}
+// d/dx of the two gelu forms.
+inline MATH_T ctl_gelu_grad(MATH_T x) {
+  const MATH_T cdf = (MATH_T)0.5 * ((MATH_T)1 + erf(x * (MATH_T)0.70710678118654752440));
+  const MATH_T pdf = exp((MATH_T)-0.5 * x * x) * (MATH_T)0.39894228040143267793994605993438;
+  return cdf + x * pdf;
+}
+inline MATH_T ctl_gelu_tanh_grad(MATH_T x) {
+  const MATH_T k = (MATH_T)SQRT_HALF_PI_INV;
+  const MATH_T inner = k * (x + (MATH_T)0.044715 * x * x * x);
+  const MATH_T t = tanh(inner);
+  return (MATH_T)0.5 * ((MATH_T)1 + t) + (MATH_T)0.5 * x * ((MATH_T)1 - t * t) * k * ((MATH_T)1 + (MATH_T)3 * (MATH_T)0.044715 * x * x);
+}
+// IEEE 754-2019 maximum / minimum: NaN wins, and -0 < +0.
+inline C_(TA) ctl_maximum(C_(TA) a, C_(TA) b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+inline C_(TA) ctl_minimum(C_(TA) a, C_(TA) b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+UNARY_KERNEL(neg, -v)
+UNARY_KERNEL(abs, fabs(v))
+UNARY_KERNEL(exp, exp(M(v)))
+UNARY_KERNEL(log, log(M(v)))
+UNARY_KERNEL(sqrt, sqrt(M(v)))
+UNARY_KERNEL(rsqrt, (MATH_T)1 / sqrt(M(v)))
+UNARY_KERNEL(tanh, tanh(M(v)))
+UNARY_KERNEL(sigmoid, (MATH_T)1 / ((MATH_T)1 + exp(-M(v))))
+UNARY_KERNEL(relu, isnan(v) ? v : (v > 0 ? v : (C_(TA))0))
+UNARY_KERNEL(gelu, ctl_gelu(M(v)))
+UNARY_KERNEL(gelu_tanh, ctl_gelu_tanh(M(v)))
+UNARY_KERNEL(silu, M(v) * ((MATH_T)1 / ((MATH_T)1 + exp(-M(v)))))
+UNARY_KERNEL(sin, sin(M(v)))
+UNARY_KERNEL(cos, cos(M(v)))
+UNARY_KERNEL(reciprocal, (MATH_T)1 / M(v))
+
+BINARY_KERNEL(binary_add, TA, p + q)
+BINARY_KERNEL(binary_sub, TA, p - q)
+BINARY_KERNEL(binary_mul, TA, p * q)
+BINARY_KERNEL(binary_div, TA, M(p) / M(q))
+BINARY_KERNEL(binary_pow, TA, pow(M(p), M(q)))
+BINARY_KERNEL(binary_maximum, TA, ctl_maximum(p, q))
+BINARY_KERNEL(binary_minimum, TA, ctl_minimum(p, q))
+
+// dx = dy * gelu'(x): a = dy, b = x.
+BINARY_KERNEL(gelu_backward, TA, M(p) * ctl_gelu_grad(M(q)))
+BINARY_KERNEL(gelu_tanh_backward, TA, M(p) * ctl_gelu_tanh_grad(M(q)))
+
+#else  // integers (bool never reaches the arithmetic kernels)
+
+// Wrapping arithmetic: unsigned 64-bit, truncated by the store.
+#define W(v) ((ulong)(long)(v))
+inline long ctl_int_div(long a, long b) {
+  if (b == 0) return 0;
+  if (b == -1) return (long)(W(0) - W(a));  // INT_MIN / -1 wraps instead of trapping
+  return a / b;
+}
+inline long ctl_int_pow(long base, long exponent) {
+  if (exponent < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exponent & 1) ? -1 : 1;
+    return 0;
+  }
+  ulong result = 1, b = W(base);
+  while (exponent > 0) {
+    if (exponent & 1) result *= b;
+    b *= b;
+    exponent >>= 1;
+  }
+  return (long)result;
+}
+
+UNARY_KERNEL(neg, (long)(W(0) - W(v)))
+UNARY_KERNEL(abs, v < 0 ? (long)(W(0) - W(v)) : (long)v)
+UNARY_KERNEL(relu, v > 0 ? v : 0)
+
+BINARY_KERNEL(binary_add, TA, (long)(W(p) + W(q)))
+BINARY_KERNEL(binary_sub, TA, (long)(W(p) - W(q)))
+BINARY_KERNEL(binary_mul, TA, (long)(W(p) * W(q)))
+BINARY_KERNEL(binary_div, TA, ctl_int_div(p, q))
+BINARY_KERNEL(binary_pow, TA, ctl_int_pow(p, q))
+BINARY_KERNEL(binary_maximum, TA, p > q ? p : q)
+BINARY_KERNEL(binary_minimum, TA, p < q ? p : q)
+
+#endif

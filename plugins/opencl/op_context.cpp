@@ -1,0 +1,299 @@
+// op_context.cpp — checking op calls against their buffers, and the shared device-memory
+// helpers (temporaries, strided copies) every op family uses.
+#include "op_context.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+#include "catalyst/sdk/view.hpp"
+#include "cl_errors.h"
+
+namespace catalyst::opencl {
+
+const char* dtype_tag(ctl_dtype dtype) {
+  static const char* const tags[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
+  const auto index = static_cast<uint64_t>(raw_enum(dtype));
+  return index < sizeof tags / sizeof tags[0] ? tags[index] : "unknown";
+}
+
+const char* dtype_name(ctl_dtype dtype) {
+  return dtype_tag(dtype);
+}
+
+Scalar compute_scalar(ctl_dtype dtype, double value) {
+  Scalar s;
+  switch (dtype) {
+    case CTL_DTYPE_F64: {
+      const cl_double v = value;
+      std::memcpy(s.bytes, &v, sizeof v);
+      s.size = sizeof v;
+      break;
+    }
+    case CTL_DTYPE_I64: {
+      const cl_long v = static_cast<cl_long>(value);
+      std::memcpy(s.bytes, &v, sizeof v);
+      s.size = sizeof v;
+      break;
+    }
+    case CTL_DTYPE_I8:
+    case CTL_DTYPE_U8:
+    case CTL_DTYPE_I32:
+    case CTL_DTYPE_BOOL: {
+      const cl_int v = static_cast<cl_int>(value);
+      std::memcpy(s.bytes, &v, sizeof v);
+      s.size = sizeof v;
+      break;
+    }
+    default: {
+      const cl_float v = static_cast<cl_float>(value);
+      std::memcpy(s.bytes, &v, sizeof v);
+      s.size = sizeof v;
+      break;
+    }
+  }
+  return s;
+}
+
+Iteration make_iteration(const DeviceView* const* views, size_t count) {
+  Iteration it;
+  const DeviceView& first = *views[0];
+  int64_t shape[CTL_MAX_RANK];
+  int64_t strides[4][CTL_MAX_RANK];
+  int rank = 0;
+  // Walk from the innermost axis outwards, dropping size-1 axes and merging an axis into
+  // the previous (inner) one when every view steps through both as one.
+  for (uint32_t axis = first.rank; axis-- > 0;) {
+    const int64_t size = first.shape[axis];
+    if (size == 1) continue;
+    bool merge = rank > 0;
+    for (size_t v = 0; merge && v < count; ++v) {
+      merge = views[v]->strides[axis] == strides[v][rank - 1] * shape[rank - 1];
+    }
+    if (merge) {
+      shape[rank - 1] *= size;
+      continue;
+    }
+    shape[rank] = size;
+    for (size_t v = 0; v < count; ++v) strides[v][rank] = views[v]->strides[axis];
+    ++rank;
+  }
+  it.rank = rank;
+  it.numel = first.numel();
+  for (int i = 0; i < CTL_MAX_RANK; ++i) {
+    it.shape.s[i] = i < rank ? shape[i] : 1;
+    for (size_t v = 0; v < count; ++v) it.strides[v].s[i] = i < rank ? strides[v][i] : 0;
+  }
+  return it;
+}
+
+ctl_status* OpContext::fail(ctl_status_code code, const char* format, ...) const {
+  char text[448];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof text, format, args);
+  va_end(args);
+  char message[512];
+  std::snprintf(message, sizeof message, "%s%s: %s", kLogPrefix, name, text);
+  return host->status_create(host->context, code, message);
+}
+
+ctl_status* OpContext::cl_failed(cl_int error, const char* cl_call) const {
+  return cl_fail(host, error, cl_call, name);
+}
+
+ctl_status* OpContext::expect_counts(uint32_t inputs_min, uint32_t inputs_max, uint32_t outputs_min,
+                                     uint32_t outputs_max) const {
+  if (call->input_count < inputs_min || call->input_count > inputs_max) {
+    return fail(CTL_STATUS_INVALID_ARGUMENT, "input_count is %u, expected %u to %u", call->input_count, inputs_min,
+                inputs_max);
+  }
+  if (call->output_count < outputs_min || call->output_count > outputs_max) {
+    return fail(CTL_STATUS_INVALID_ARGUMENT, "output_count is %u, expected %u to %u", call->output_count, outputs_min,
+                outputs_max);
+  }
+  if (call->input_count > 0 && !call->inputs) return fail(CTL_STATUS_INVALID_ARGUMENT, "inputs is NULL");
+  if (call->output_count > 0 && !call->outputs) return fail(CTL_STATUS_INVALID_ARGUMENT, "outputs is NULL");
+  return nullptr;
+}
+
+namespace {
+
+ctl_status* read_view(const OpContext& ctx, const ctl_tensor_view* const* views, uint32_t count, uint32_t index,
+                      const char* kind, const char* what, DeviceView* out, bool optional, bool* present) {
+  if (present) *present = false;
+  const ctl_tensor_view* v = (views && index < count) ? views[index] : nullptr;
+  if (!v) {
+    if (optional) return nullptr;
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s) is NULL", kind, index, what);
+  }
+  if (v->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): struct_size %zu is smaller than %zu", kind, index, what,
+                    v->struct_size, static_cast<size_t>(CTL_TENSOR_VIEW_STRUCT_SIZE));
+  }
+  if (!v->buffer) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): buffer is NULL", kind, index, what);
+  const int64_t dtype = raw_enum(v->dtype);
+  if (dtype < 0 || dtype >= CTL_DTYPE_COUNT_) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): unknown dtype %lld", kind, index, what,
+                    static_cast<long long>(dtype));
+  }
+  const size_t element_size = sdk::dtype_size(v->dtype);
+  if (v->rank > CTL_MAX_RANK) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): rank %u exceeds %d", kind, index, what, v->rank,
+                    CTL_MAX_RANK);
+  }
+  int64_t numel = 1;
+  for (uint32_t i = 0; i < v->rank; ++i) {
+    if (v->shape[i] < 0) {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): shape[%u] is negative (%lld)", kind, index, what, i,
+                      static_cast<long long>(v->shape[i]));
+    }
+    if (v->strides[i] < 0) {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): strides[%u] is negative (%lld)", kind, index, what, i,
+                      static_cast<long long>(v->strides[i]));
+    }
+    if (!checked_mul(numel, v->shape[i], &numel)) {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): element count overflows", kind, index, what);
+    }
+  }
+  // Every element must lie inside the buffer: a wild index on a GPU is a lost device.
+  if (numel > 0) {
+    unsigned __int128 last = 0;
+    for (uint32_t i = 0; i < v->rank; ++i) {
+      last += static_cast<unsigned __int128>(v->shape[i] - 1) * static_cast<uint64_t>(v->strides[i]);
+    }
+    const unsigned __int128 end = static_cast<unsigned __int128>(v->byte_offset) + (last + 1) * element_size;
+    if (end > v->buffer->size) {
+      return ctx.fail(CTL_STATUS_OUT_OF_RANGE, "%s %u (%s): the view reaches byte %llu of a %llu-byte buffer", kind,
+                      index, what, static_cast<unsigned long long>(end),
+                      static_cast<unsigned long long>(v->buffer->size));
+    }
+    if (v->byte_offset % element_size != 0) {
+      return ctx.fail(CTL_STATUS_UNSUPPORTED, "%s %u (%s): byte_offset %llu is not a multiple of the %zu-byte element",
+                      kind, index, what, static_cast<unsigned long long>(v->byte_offset), element_size);
+    }
+  }
+  out->mem = v->buffer->mem;
+  out->offset = numel > 0 ? static_cast<int64_t>(v->byte_offset / element_size) : 0;
+  out->dtype = v->dtype;
+  out->element_size = element_size;
+  out->rank = v->rank;
+  for (uint32_t i = 0; i < v->rank; ++i) {
+    out->shape[i] = v->shape[i];
+    out->strides[i] = v->strides[i];
+  }
+  if (present) *present = true;
+  return nullptr;
+}
+
+std::string shape_text(const DeviceView& v) {
+  std::string s = "[";
+  for (uint32_t i = 0; i < v.rank; ++i) s += (i ? ", " : "") + std::to_string(v.shape[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+ctl_status* OpContext::input(uint32_t index, const char* what, DeviceView* out, bool optional, bool* present) const {
+  return read_view(*this, call->inputs, call->input_count, index, "input", what, out, optional, present);
+}
+
+ctl_status* OpContext::output(uint32_t index, const char* what, DeviceView* out, bool optional, bool* present) const {
+  return read_view(*this, call->outputs, call->output_count, index, "output", what, out, optional, present);
+}
+
+ctl_status* OpContext::attrs(void* out, size_t out_size, size_t min_size, const char* struct_name, bool* given) const {
+  std::memset(out, 0, out_size);
+  *given = false;
+  if (!call->attrs) return nullptr;
+  const size_t size = *static_cast<const size_t*>(call->attrs);
+  if (size < min_size) {
+    return fail(CTL_STATUS_INVALID_ARGUMENT, "attrs: %s struct_size %zu is smaller than %zu", struct_name, size,
+                min_size);
+  }
+  std::memcpy(out, call->attrs, size < out_size ? size : out_size);
+  *given = true;
+  return nullptr;
+}
+
+ctl_status* OpContext::expect_dtype(const DeviceView& v, const char* what, ctl_dtype dtype) const {
+  if (raw_enum(v.dtype) == raw_enum(dtype)) return nullptr;
+  return fail(CTL_STATUS_INVALID_ARGUMENT, "%s has dtype %s, expected %s", what, dtype_name(v.dtype),
+              dtype_name(dtype));
+}
+
+ctl_status* OpContext::expect_same_shape(const DeviceView& a, const char* a_name, const DeviceView& b,
+                                         const char* b_name) const {
+  if (a.same_shape(b)) return nullptr;
+  return fail(CTL_STATUS_INVALID_ARGUMENT, "%s has shape %s but %s has shape %s", b_name, shape_text(b).c_str(),
+              a_name, shape_text(a).c_str());
+}
+
+ctl_status* OpContext::expect_leading_shape(const DeviceView& v, const char* v_name, const DeviceView& x,
+                                            const char* x_name) const {
+  bool ok = x.rank >= 1 && v.rank + 1 == x.rank;
+  for (uint32_t i = 0; ok && i < v.rank; ++i) ok = v.shape[i] == x.shape[i];
+  if (ok) return nullptr;
+  return fail(CTL_STATUS_INVALID_ARGUMENT, "%s has shape %s; it must be %s's shape %s without its last axis", v_name,
+              shape_text(v).c_str(), x_name, shape_text(x).c_str());
+}
+
+ctl_status* OpContext::one_to_one(DeviceView* x, DeviceView* y, bool same_dtype) const {
+  CTL_SDK_RETURN_IF_ERROR(expect_counts(1, 1, 1, 1));
+  CTL_SDK_RETURN_IF_ERROR(input(0, "x", x));
+  CTL_SDK_RETURN_IF_ERROR(output(0, "y", y));
+  if (same_dtype) CTL_SDK_RETURN_IF_ERROR(expect_dtype(*y, "output 0 (y)", x->dtype));
+  return expect_same_shape(*y, "output 0 (y)", *x, "input 0 (x)");
+}
+
+size_t OpContext::loop_group_size(const Kernel* kernel) const {
+  size_t local = 128;  // a multiple of every vendor's SIMD width (32 NVIDIA, 64 AMD, 8-16 CPUs)
+  if (local > kernel->max_work_group_size) local = kernel->max_work_group_size;
+  return local ? local : 1;
+}
+
+ctl_status* OpContext::temporary(uint64_t bytes, Temporary* out) const {
+  if (bytes > device->max_allocation) {
+    return fail(CTL_STATUS_OUT_OF_MEMORY, "a %llu-byte temporary exceeds the device's largest allocation (%llu bytes)",
+                static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(device->max_allocation));
+  }
+  cl_int error = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(device->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, nullptr, &error);
+  if (error != CL_SUCCESS) return cl_failed(error, "clCreateBuffer");
+  out->reset(mem);
+  return nullptr;
+}
+
+ctl_status* OpContext::contiguous_like(const DeviceView& like, Temporary* storage, DeviceView* out) const {
+  *out = like;
+  out->offset = 0;
+  int64_t stride = 1;
+  for (uint32_t i = like.rank; i-- > 0;) {
+    out->strides[i] = stride;
+    stride *= like.shape[i];
+  }
+  CTL_SDK_RETURN_IF_ERROR(temporary(static_cast<uint64_t>(like.numel()) * like.element_size, storage));
+  out->mem = storage->mem();
+  return nullptr;
+}
+
+ctl_status* OpContext::make_contiguous(const DeviceView& v, Temporary* storage, DeviceView* out) const {
+  if (v.contiguous()) {
+    *out = v;
+    return nullptr;
+  }
+  CTL_SDK_RETURN_IF_ERROR(contiguous_like(v, storage, out));
+  return copy_view(v, *out);
+}
+
+ctl_status* OpContext::copy_view(const DeviceView& src, const DeviceView& dst) const {
+  const DeviceView* views[2] = {&src, &dst};
+  const Iteration it = make_iteration(views, 2);
+  if (it.numel == 0) return nullptr;
+  Kernel* k = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(kernel("strided", std::string("-DTA=") + dtype_tag(src.dtype), "copy_strided", &k));
+  const cl_long n = it.numel;
+  return launch(k, n, src, it.strides[0], dst, it.strides[1], it.rank, it.shape, n);
+}
+
+}  // namespace catalyst::opencl
