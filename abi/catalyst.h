@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CTL_ABI_VERSION_MAJOR 1
-#define CTL_ABI_VERSION_MINOR 1
+#define CTL_ABI_VERSION_MINOR 2
 
 /* Largest tensor rank the ABI carries. */
 #define CTL_MAX_RANK 8
@@ -197,8 +197,11 @@ typedef struct ctl_device_info {
   uint32_t dtype_mask; /* CTL_DTYPE_BIT of each supported dtype */
   bool host_visible;   /* buffers are ordinary host memory (zero-copy DLPack) */
   uint32_t index;      /* position in ctl_runtime_device */
+  /* since 1.2: the most work-items (threads) one work-group (block) may have; 0 when the
+   * device has no such limit or the plugin does not say */
+  uint32_t max_work_group_size;
 } ctl_device_info;
-#define CTL_DEVICE_INFO_STRUCT_SIZE (offsetof(ctl_device_info, index) + sizeof(uint32_t))
+#define CTL_DEVICE_INFO_STRUCT_SIZE (offsetof(ctl_device_info, max_work_group_size) + sizeof(uint32_t))
 
 /* Fills *out_info; caller sets out_info->struct_size (an older, smaller size is accepted
  * and only its fields are written). */

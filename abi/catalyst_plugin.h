@@ -71,8 +71,10 @@ typedef struct ctl_plugin_device_properties {
   bool has_uuid;
   uint32_t dtype_mask; /* CTL_DTYPE_BIT of each dtype the device computes in */
   bool host_visible;   /* buffer_host_pointer works for every buffer */
+  uint32_t max_work_group_size; /* since 1.2: work-items per work-group at most, or 0 */
 } ctl_plugin_device_properties;
-#define CTL_PLUGIN_DEVICE_PROPERTIES_STRUCT_SIZE (offsetof(ctl_plugin_device_properties, host_visible) + sizeof(bool))
+#define CTL_PLUGIN_DEVICE_PROPERTIES_STRUCT_SIZE \
+  (offsetof(ctl_plugin_device_properties, max_work_group_size) + sizeof(uint32_t))
 
 /* ----------------------------------------------------------------------------------------
  * Op calls: ops as data

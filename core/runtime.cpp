@@ -266,6 +266,7 @@ CTL_EXPORT ctl_status* ctl_device_get_info(const ctl_device* device, ctl_device_
     info.dtype_mask = properties.dtype_mask;
     info.host_visible = device->host_visible;
     info.index = device->index;
+    info.max_work_group_size = properties.max_work_group_size;
     copy_out(&info, out_info);
     return nullptr;
   });

@@ -14,6 +14,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libcmocka-dev libdlpack-dev
   python3 python3-numpy python3-torch
   fortunes gnuplot-nox
+  ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
 )
 
 install_missing_packages() {

@@ -253,6 +253,7 @@ ctl_status* device_properties(ctl_plugin_device* device, ctl_plugin_device_prope
   if (device->has_uuid) std::memcpy(full.uuid, device->uuid, sizeof full.uuid);
   full.dtype_mask = device->dtype_mask;
   full.host_visible = false;
+  full.max_work_group_size = static_cast<uint32_t>(device->max_work_group_size);
   // An older core passes a smaller struct: write only what it has room for, and keep its
   // own struct_size and next.
   const size_t caller_size = out_properties->struct_size;

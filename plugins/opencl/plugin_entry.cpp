@@ -6,7 +6,8 @@ namespace catalyst::opencl {
 namespace {
 
 // Designated initialisers: an entry can never land in the wrong slot. The table's layout
-// is the same in 1.0 and 1.1 (1.1 only added ops), so abi_minor is the one difference.
+// is the same in 1.0 to 1.2 (1.1 added ops, 1.2 a device property), so abi_minor is the
+// one difference.
 constexpr ctl_plugin_api make_api(uint32_t abi_minor) {
   return {
       .struct_size = CTL_PLUGIN_API_STRUCT_SIZE,
@@ -41,7 +42,8 @@ constexpr ctl_plugin_api make_api(uint32_t abi_minor) {
 }
 constexpr ctl_plugin_api kApi10 = make_api(0);
 constexpr ctl_plugin_api kApi11 = make_api(1);  // adds the training, conv and pool ops
-static_assert(CTL_ABI_VERSION_MINOR >= 1, "kApi11 describes ABI 1.1");
+constexpr ctl_plugin_api kApi12 = make_api(2);  // reports max_work_group_size
+static_assert(CTL_ABI_VERSION_MINOR >= 2, "kApi12 describes ABI 1.2");
 static_assert(CTL_ABI_VERSION_MAJOR == 1, "this table implements ABI 1.x; review it for a new major");
 
 bool host_can_log(const ctl_host_api* host) {
@@ -61,5 +63,5 @@ extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_m
     }
     return nullptr;
   }
-  return core_abi_minor >= 1 ? &kApi11 : &kApi10;
+  return core_abi_minor >= 2 ? &kApi12 : core_abi_minor == 1 ? &kApi11 : &kApi10;
 }

@@ -85,6 +85,7 @@ void print_text(const ctl_runtime* runtime, const std::vector<ctl_plugin_info>& 
     std::printf("      memory total    %s\n", bytes_text(d.memory_total).c_str());
     std::printf("      memory free     %s\n", bytes_text(d.memory_free).c_str());
     std::printf("      compute units   %u\n", d.compute_units);
+    if (d.max_work_group_size) std::printf("      work-group max  %u work-items\n", d.max_work_group_size);
     std::printf("      PCI bus id      %s\n", *d.pci_bus_id ? d.pci_bus_id : "none");
     std::printf("      NUMA node       %s\n", d.numa_node < 0 ? "unknown" : std::to_string(d.numa_node).c_str());
     if (d.has_uuid) std::printf("      UUID            %s\n", uuid_text(d).c_str());
@@ -128,6 +129,7 @@ void print_json(const std::vector<ctl_plugin_info>& plugins, const std::vector<c
     json.value("memory_total", d.memory_total);
     json.value("memory_free", d.memory_free);
     json.value("compute_units", d.compute_units);
+    json.value("max_work_group_size", d.max_work_group_size);
     json.value("pci_bus_id", d.pci_bus_id);
     json.value("numa_node", d.numa_node);
     json.value("uuid", uuid_text(d));
