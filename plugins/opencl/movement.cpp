@@ -60,8 +60,8 @@ ctl_status* check_index(const OpContext& ctx, const DeviceView& index) {
 
 // Checks big.shape == table.shape[:axis] + index.shape + table.shape[axis+1:] (`big` is
 // gather's output or scatter_add's src, `table` gather's x or scatter_add's target).
-ctl_status* check_take_shape(const OpContext& ctx, const DeviceView& big, const char* big_name,
-                             const DeviceView& table, const DeviceView& index, uint32_t axis) {
+ctl_status* check_take_shape(const OpContext& ctx, const DeviceView& big, const char* big_name, const DeviceView& table,
+                             const DeviceView& index, uint32_t axis) {
   const uint32_t q = index.rank;
   if (big.rank != table.rank - 1 + q) {
     return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has rank %u, expected %u (%s.rank - 1 + index.rank)", big_name,
@@ -125,9 +125,11 @@ uint64_t bits_from_double(ctl_dtype dtype, double v) {
   }
 }
 
-// A double for a WIDE_T kernel argument of movement.cl: double where the device has it.
-ctl_status* launch_wide(const OpContext& ctx, Kernel* k, const DeviceView& out, const Iteration& it, double p,
-                        double q, const cl_ulong* philox) {
+// Launches a creation kernel (arange, random) over `out`: its last two arguments are WIDE_T
+// in movement.cl, double where the device has doubles and float otherwise; random's seed
+// and offset come before them.
+ctl_status* launch_wide(const OpContext& ctx, Kernel* k, const DeviceView& out, const Iteration& it, double p, double q,
+                        const cl_ulong* philox) {
   const cl_long n = it.numel;
   if (ctx.device->has_fp64) {
     const cl_double a = p, b = q;
@@ -164,7 +166,8 @@ ctl_status* run_cast(const OpContext& ctx) {
   const DeviceView* views[] = {&x, &y};
   const Iteration it = make_iteration(views, 2);
   Kernel* k = nullptr;
-  CTL_SDK_RETURN_IF_ERROR(ctx.kernel("movement", define("TA", x.dtype) + " " + define("TB", y.dtype), "cast_strided", &k));
+  CTL_SDK_RETURN_IF_ERROR(
+      ctx.kernel("movement", define("TA", x.dtype) + " " + define("TB", y.dtype), "cast_strided", &k));
   const cl_long n = it.numel;
   return ctx.launch(k, n, x, it.strides[0], y, it.strides[1], it.rank, it.shape, n);
 }
