@@ -186,13 +186,13 @@ ctl_status* run_conv(const OpContext& ctx, ctl_op_id op) {
     const DeviceView& bias = v.has_bias ? v.bias : v.x;
     const cl_long bias_stride = v.has_bias ? v.bias.strides[0] : 0;
     const cl_int has_bias = v.has_bias ? 1 : 0;
-    return ctx.launch(k, n, v.x, strides4(v.x), v.w, strides4(v.w), bias, bias_stride, has_bias, v.out,
-                      strides4(v.out), x_shape, w_shape, out_hw, geo, n);
+    return ctx.launch(k, n, v.x, strides4(v.x), v.w, strides4(v.w), bias, bias_stride, has_bias, v.out, strides4(v.out),
+                      x_shape, w_shape, out_hw, geo, n);
   }
   if (op == CTL_OP_CONV2D_BACKWARD_INPUT) {
     CTL_SDK_RETURN_IF_ERROR(ctx.kernel("conv_pool", dtype_define(v.x.dtype), "conv2d_backward_input", &k));
-    return ctx.launch(k, n, v.dy, strides4(v.dy), v.w, strides4(v.w), v.out, strides4(v.out), x_shape, w_shape,
-                      out_hw, geo, n);
+    return ctx.launch(k, n, v.dy, strides4(v.dy), v.w, strides4(v.w), v.out, strides4(v.out), x_shape, w_shape, out_hw,
+                      geo, n);
   }
   CTL_SDK_RETURN_IF_ERROR(ctx.kernel("conv_pool", dtype_define(v.x.dtype), "conv2d_backward_weight", &k));
   return ctx.launch(k, n, v.dy, strides4(v.dy), v.x, strides4(v.x), v.out, strides4(v.out), x_shape, w_shape, out_hw,
@@ -242,7 +242,8 @@ ctl_status* pool_views(const OpContext& ctx, bool backward, Pool* v) {
   v->OH = sweep(v->H, v->kh, v->sh, v->ph, 1);
   v->OW = sweep(v->W, v->kw, v->sw, v->pw, 1);
   if (v->OH < 1 || v->OW < 1) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "a %lldx%lld window does not fit the %lldx%lld input with padding %lld, %lld",
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
+                    "a %lldx%lld window does not fit the %lldx%lld input with padding %lld, %lld",
                     static_cast<long long>(v->kh), static_cast<long long>(v->kw), static_cast<long long>(v->H),
                     static_cast<long long>(v->W), static_cast<long long>(v->ph), static_cast<long long>(v->pw));
   }

@@ -191,9 +191,9 @@ ctl_status* run_cross_entropy_backward(const OpContext& ctx) {
   const size_t local = group_size(k);
   const size_t global = row_groups(ctx, rows) * local;
   const cl_int per_row_flag = per_row ? 1 : 0;
-  return ctx.enqueue(k, 1, &global, &local, v.logits, it.strides[0], zs, v.target, it.strides[1], v.out,
-                     it.strides[2], dzs, v.grad, per_row ? it.strides[3] : cl_long8{}, count.mem(), per_row_flag, mean,
-                     it.rank, it.shape, rows, c, ignore_index, ignore_set, LocalBytes{local * math_size(ctx)});
+  return ctx.enqueue(k, 1, &global, &local, v.logits, it.strides[0], zs, v.target, it.strides[1], v.out, it.strides[2],
+                     dzs, v.grad, per_row ? it.strides[3] : cl_long8{}, count.mem(), per_row_flag, mean, it.rank,
+                     it.shape, rows, c, ignore_index, ignore_set, LocalBytes{local * math_size(ctx)});
 }
 
 ctl_status* run_adamw_step(const OpContext& ctx) {

@@ -93,15 +93,15 @@ __kernel void cross_entropy_rows(__global const T_(TA)* z, long z_offset, long8 
     const long zr = z_offset + ctl_dot(index, z_strides);
     const long target = (long)LOAD(TB, t, t_offset + ctl_dot(index, t_strides));
     const int ignored = ignore_set && target == ignore_index;
+    // The reductions run for every row, outside any branch: the barriers in them must be
+    // reached alike by the whole group (PoCL corrupted memory when a row loop could skip
+    // them with continue, even where no row did).
+    const MATH_T m = ctl_row_max(z, zr, c, zs, scratch);
+    const MATH_T sum = ctl_row_expsum(z, zr, c, zs, m, scratch);
+    // logsumexp as the logsumexp op defines it: an infinite (or NaN) max is the result.
+    const MATH_T lse = isfinite(m) ? m + log(sum) : m;
     MATH_T loss = 0;
-    if (!ignored) {
-      // Every work-item takes part in the reductions even when the target is out of range,
-      // so the group's barriers stay uniform.
-      const MATH_T m = ctl_row_max(z, zr, c, zs, scratch);
-      MATH_T lse = m;
-      if (isfinite(m)) lse = m + log(ctl_row_expsum(z, zr, c, zs, m, scratch));
-      loss = (target < 0 || target >= c) ? (MATH_T)NAN : lse - (MATH_T)LOAD(TA, z, zr + target * zs);
-    }
+    if (!ignored) loss = (target < 0 || target >= c) ? (MATH_T)NAN : lse - (MATH_T)LOAD(TA, z, zr + target * zs);
     if (get_local_id(0) == 0) {
       if (per_row) {
         STORE(TA, out, out_offset + ctl_dot(index, out_strides), loss);
@@ -164,8 +164,8 @@ __kernel void cross_entropy_backward_rows(__global const T_(TA)* z, long z_offse
     const long target = (long)LOAD(TB, t, t_offset + ctl_dot(index, t_strides));
     const int ignored = ignore_set && target == ignore_index;
     const int valid = !ignored && target >= 0 && target < c;
-    // The reductions run for every row (the same for every work-item, so the barriers stay
-    // uniform); an ignored row is zeros and an out-of-range target a row of NaN.
+    // The reductions run for every row, outside any branch (see cross_entropy_rows); an
+    // ignored row is zeros and an out-of-range target a row of NaN.
     const MATH_T gr = per_row ? (MATH_T)LOAD(TA, g, g_offset + ctl_dot(index, g_strides)) : scale;
     // softmax as the softmax op computes it: a row of -inf, or holding +inf, is NaN.
     const MATH_T m = ctl_row_max(z, zr, c, zs, scratch);
