@@ -55,6 +55,25 @@ uint64_t fnv1a(const void* data, size_t size, uint64_t hash) {
 constexpr uint64_t kBaseA = 0xcbf29ce484222325ull;
 constexpr uint64_t kBaseB = 0x84222325cbf29ce4ull;
 
+// With CATALYST_OPENCL_BUILD_LOG=FILE every program build appends one line to FILE:
+//   <source|disk> <seconds> <device> <family> <defines>
+// One write() with O_APPEND per line, so the worker processes of a conformance run can share
+// the file; summing its seconds per kind measures what the disk cache saves.
+void append_build_log(const char* kind, double seconds, const std::string& device, const char* family,
+                      const std::string& defines) {
+  const char* path = std::getenv("CATALYST_OPENCL_BUILD_LOG");
+  if (!path || !*path) return;
+  char line[768];
+  const int length = std::snprintf(line, sizeof line, "%s %.6f %s %s %s\n", kind, seconds, device.c_str(), family,
+                                   defines.c_str());
+  if (length <= 0) return;
+  const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const size_t size = static_cast<size_t>(length) < sizeof line ? static_cast<size_t>(length) : sizeof line - 1;
+  [[maybe_unused]] const ssize_t written = write(fd, line, size);
+  close(fd);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -184,9 +203,15 @@ ctl_status* KernelCache::build(const char* family, const std::string& defines, P
     std::snprintf(name, sizeof name, "/%016llx%016llx.clbin", static_cast<unsigned long long>(hash_a),
                   static_cast<unsigned long long>(hash_b));
     path = directory_ + name;
-    if (load_from_disk(path, key, options, &program->program)) return nullptr;
+    const auto start = std::chrono::steady_clock::now();
+    if (load_from_disk(path, key, options, &program->program)) {
+      append_build_log("disk", seconds_since(start), device_->name, family, defines);
+      return nullptr;
+    }
   }
+  const auto start = std::chrono::steady_clock::now();
   CTL_SDK_RETURN_IF_ERROR(build_from_source(source, options, family, defines, &program->program));
+  append_build_log("source", seconds_since(start), device_->name, family, defines);
   if (!path.empty()) store_on_disk(path, key, program->program);
   return nullptr;
 }

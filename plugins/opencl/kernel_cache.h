@@ -7,7 +7,8 @@
 //   ~/.cache/catalyst/opencl; CATALYST_CACHE_DIR=off keeps programs in memory only.
 // Each entry is keyed by the device, its driver version, the build options and the hash of
 // the source; an entry that is truncated, fails its checksum or that the driver refuses is
-// logged, rebuilt from source and rewritten.
+// logged, rebuilt from source and rewritten. CATALYST_OPENCL_BUILD_LOG=FILE appends a line
+// per program build (source or disk, seconds, device, family, defines) to FILE.
 #pragma once
 
 #include <cstdint>
