@@ -59,13 +59,14 @@ Rows make_rows(uint32_t rank, const int64_t* shape, uint32_t skip, std::initiali
   return rows;
 }
 
-std::string defines(ctl_dtype dtype) {
-  const ctl_dtype stat = dtype == CTL_DTYPE_F16 || dtype == CTL_DTYPE_BF16 ? CTL_DTYPE_F32 : dtype;
-  return std::string("-DTA=") + dtype_tag(dtype) + " -DTS=" + dtype_tag(stat);
-}
-
+// mean / rstd: f32 for f16 / bf16 x, else x's own dtype.
 ctl_dtype stat_dtype(ctl_dtype dtype) {
   return dtype == CTL_DTYPE_F16 || dtype == CTL_DTYPE_BF16 ? CTL_DTYPE_F32 : dtype;
+}
+
+// x's dtype as TA and its statistics' dtype as TS.
+std::string defines(ctl_dtype dtype) {
+  return std::string("-DTA=") + dtype_tag(dtype) + " -DTS=" + dtype_tag(stat_dtype(dtype));
 }
 
 ctl_status* expect_float(const OpContext& ctx, const DeviceView& x) {
@@ -86,7 +87,8 @@ RowLaunch row_launch(const OpContext& ctx, const Kernel* k, int64_t rows, int64_
   if (ctx.device->local_memory_size > 0) most = std::min<size_t>(most, ctx.device->local_memory_size / 16);
   RowLaunch launch;
   while (launch.local * 2 <= most && static_cast<int64_t>(launch.local) < n) launch.local *= 2;
-  const size_t groups = std::min<size_t>(static_cast<size_t>(rows), static_cast<size_t>(ctx.device->compute_units) * 256);
+  const size_t groups =
+      std::min<size_t>(static_cast<size_t>(rows), static_cast<size_t>(ctx.device->compute_units) * 256);
   launch.global = groups * launch.local;
   return launch;
 }
@@ -150,8 +152,8 @@ ctl_status* run_norm(const OpContext& ctx, bool layer) {
 
   const uint32_t last = x.rank - 1;
   // Stats have rank x.rank - 1: their strides line up with x's leading axes.
-  const Rows rows = make_rows(x.rank, x.shape, last,
-                              {x.strides, y.strides, strides_of(mean, has_mean), strides_of(rstd, has_rstd)});
+  const Rows rows =
+      make_rows(x.rank, x.shape, last, {x.strides, y.strides, strides_of(mean, has_mean), strides_of(rstd, has_rstd)});
   if (rows.count == 0) return nullptr;
   const int64_t n = x.shape[last];
   Kernel* k = nullptr;
@@ -164,8 +166,8 @@ ctl_status* run_norm(const OpContext& ctx, bool layer) {
   const DeviceView& ro = has_rstd ? rstd : y;
   const cl_long w_step = has_weight ? weight.strides[0] : 0, b_step = has_bias ? bias.strides[0] : 0;
   return ctx.enqueue(k, 1, &launch.global, &launch.local, x, rows.strides[0], static_cast<cl_long>(x.strides[last]), y,
-                     rows.strides[1], static_cast<cl_long>(y.strides[last]), w, w_step, b, b_step, mo,
-                     rows.strides[2], ro, rows.strides[3], rows.rank, rows.shape, static_cast<cl_long>(rows.count),
+                     rows.strides[1], static_cast<cl_long>(y.strides[last]), w, w_step, b, b_step, mo, rows.strides[2],
+                     ro, rows.strides[3], rows.rank, rows.shape, static_cast<cl_long>(rows.count),
                      static_cast<cl_long>(n), cl_int{layer}, cl_int{has_weight}, cl_int{has_bias}, cl_int{has_mean},
                      cl_int{has_rstd}, math_scalar(ctx, eps), LocalBytes{launch.local * 8});
 }
@@ -214,8 +216,8 @@ ctl_status* run_norm_backward(const OpContext& ctx, bool layer) {
   const int64_t n = x.shape[last];
   const std::string defs = defines(x.dtype);
   const DeviceView& mean = layer ? v.mean : v.rstd;  // rms_norm never reads its mean
-  const Rows rows = make_rows(x.rank, x.shape, last,
-                              {v.dy.strides, x.strides, v.dx.strides, layer ? v.mean.strides : nullptr, v.rstd.strides});
+  const Rows rows = make_rows(
+      x.rank, x.shape, last, {v.dy.strides, x.strides, v.dx.strides, layer ? v.mean.strides : nullptr, v.rstd.strides});
   const cl_long row_count = rows.count, length = n;
   const cl_long dy_step = v.dy.strides[last], x_step = x.strides[last], dx_step = v.dx.strides[last];
   if (rows.count > 0 && n > 0) {
@@ -225,10 +227,9 @@ ctl_status* run_norm_backward(const OpContext& ctx, bool layer) {
     const DeviceView& w = v.has_weight ? v.weight : x;
     const cl_long w_step = v.has_weight ? v.weight.strides[0] : 0;
     CTL_SDK_RETURN_IF_ERROR(ctx.enqueue(k, 1, &launch.global, &launch.local, v.dy, rows.strides[0], dy_step, x,
-                                        rows.strides[1], x_step, v.dx, rows.strides[2], dx_step, mean,
-                                        rows.strides[3], v.rstd, rows.strides[4], w, w_step, rows.rank, rows.shape,
-                                        row_count, length, cl_int{layer}, cl_int{v.has_weight},
-                                        LocalBytes{launch.local * 8}));
+                                        rows.strides[1], x_step, v.dx, rows.strides[2], dx_step, mean, rows.strides[3],
+                                        v.rstd, rows.strides[4], w, w_step, rows.rank, rows.shape, row_count, length,
+                                        cl_int{layer}, cl_int{v.has_weight}, LocalBytes{launch.local * 8}));
   }
   if (!(v.has_dweight || v.has_dbias) || n == 0) return nullptr;
 
@@ -241,9 +242,9 @@ ctl_status* run_norm_backward(const OpContext& ctx, bool layer) {
   if (blocks > 0) {
     Kernel* k = nullptr;
     CTL_SDK_RETURN_IF_ERROR(ctx.kernel("normalization", defs, "norm_params_partial", &k));
-    CTL_SDK_RETURN_IF_ERROR(ctx.launch(k, blocks * n, v.dy, rows.strides[0], dy_step, x, rows.strides[1], x_step,
-                                       mean, rows.strides[3], v.rstd, rows.strides[4], rows.rank, rows.shape,
-                                       row_count, length, cl_int{layer}, block_rows, block_count, partial.mem()));
+    CTL_SDK_RETURN_IF_ERROR(ctx.launch(k, blocks * n, v.dy, rows.strides[0], dy_step, x, rows.strides[1], x_step, mean,
+                                       rows.strides[3], v.rstd, rows.strides[4], rows.rank, rows.shape, row_count,
+                                       length, cl_int{layer}, block_rows, block_count, partial.mem()));
   }
   Kernel* combine = nullptr;
   CTL_SDK_RETURN_IF_ERROR(ctx.kernel("normalization", defs, "norm_params_combine", &combine));
@@ -279,8 +280,7 @@ ctl_status* run_softmax(const OpContext& ctx) {
   const cl_int log_form = ctx.call->op == CTL_OP_LOG_SOFTMAX;
   return ctx.enqueue(k, 1, &launch.global, &launch.local, x, rows.strides[0], static_cast<cl_long>(x.strides[a]), y,
                      rows.strides[1], static_cast<cl_long>(y.strides[a]), rows.rank, rows.shape,
-                     static_cast<cl_long>(rows.count), static_cast<cl_long>(n), log_form,
-                     LocalBytes{launch.local * 8});
+                     static_cast<cl_long>(rows.count), static_cast<cl_long>(n), log_form, LocalBytes{launch.local * 8});
 }
 
 ctl_status* run_layer_norm(const OpContext& ctx) {
@@ -323,8 +323,8 @@ ctl_status* run_softmax_backward(const OpContext& ctx) {
   CTL_SDK_RETURN_IF_ERROR(ctx.kernel("normalization", defines(y.dtype), "softmax_backward_rows", &k));
   const RowLaunch launch = row_launch(ctx, k, rows.count, n);
   const cl_int log_form = ctx.call->op == CTL_OP_LOG_SOFTMAX_BACKWARD;
-  return ctx.enqueue(k, 1, &launch.global, &launch.local, y, rows.strides[0], y_step, dy, rows.strides[1], dy_step,
-                     dx, rows.strides[2], dx_step, rows.rank, rows.shape, static_cast<cl_long>(rows.count),
+  return ctx.enqueue(k, 1, &launch.global, &launch.local, y, rows.strides[0], y_step, dy, rows.strides[1], dy_step, dx,
+                     rows.strides[2], dx_step, rows.rank, rows.shape, static_cast<cl_long>(rows.count),
                      static_cast<cl_long>(n), log_form, LocalBytes{launch.local * 8});
 }
 

@@ -16,10 +16,10 @@
 namespace catalyst::opencl {
 namespace {
 
-constexpr int64_t kChunk = 32768;        // reduced elements per partial result
-constexpr int64_t kSplitOutputs = 64;    // fewer outputs than this may split reductions
-constexpr int64_t kItemOutputs = 1024;   // at least this many outputs may use one item each
-constexpr int64_t kItemCount = 4096;     // ... when each reduces at most this many elements
+constexpr int64_t kChunk = 32768;       // reduced elements per partial result
+constexpr int64_t kSplitOutputs = 64;   // fewer outputs than this may split reductions
+constexpr int64_t kItemOutputs = 1024;  // at least this many outputs may use one item each
+constexpr int64_t kItemCount = 4096;    // ... when each reduces at most this many elements
 constexpr size_t kMostGroupSize = 256;
 
 // Kernel-side operation codes (REDUCE_* in kernels/reduce.cl).
@@ -38,7 +38,8 @@ std::string defines(ctl_dtype dtype, Code code) {
   return d;
 }
 
-// The largest power of two no greater than `limit` and no larger than needed for `work`.
+// A power-of-two work-group size: at most kMostGroupSize and the kernel's limit, and no more
+// than `work` items need.
 size_t group_size(const Kernel* k, int64_t work) {
   size_t most = k->max_work_group_size < kMostGroupSize ? k->max_work_group_size : kMostGroupSize;
   size_t size = 1;
@@ -60,7 +61,8 @@ ctl_status* reduce_into(const OpContext& ctx, Code code, const DeviceView& x, co
   const cl_long count = g.count, outputs = g.outputs;
 
   // Many outputs side by side in memory: one work-item each.
-  const bool kept_inner = g.kept.rank > 0 && (g.reduced.rank == 0 || g.kept.strides[0].s[0] <= g.reduced.strides[0].s[0]);
+  const bool kept_inner =
+      g.kept.rank > 0 && (g.reduced.rank == 0 || g.kept.strides[0].s[0] <= g.reduced.strides[0].s[0]);
   if (kept_inner && g.outputs >= kItemOutputs && g.count <= kItemCount) {
     Kernel* k = nullptr;
     CTL_SDK_RETURN_IF_ERROR(ctx.kernel("reduce", defs, "reduce_items", &k));
@@ -87,11 +89,10 @@ ctl_status* reduce_into(const OpContext& ctx, Code code, const DeviceView& x, co
   const size_t most = static_cast<size_t>(ctx.device->compute_units) * 256;
   if (groups > most) groups = most;
   size_t global = groups * local;
-  CTL_SDK_RETURN_IF_ERROR(ctx.enqueue(k, 1, &global, &local, x, g.kept.rank, g.kept.shape, g.kept.strides[0],
-                                      out_strides, g.reduced.rank, g.reduced.shape, g.reduced.strides[0], count,
-                                      static_cast<cl_long>(chunk), static_cast<cl_long>(chunks),
-                                      static_cast<cl_long>(tasks), shift, part_mem, index_mem, target,
-                                      LocalBytes{local * 8}, LocalBytes{local * 8}));
+  CTL_SDK_RETURN_IF_ERROR(ctx.enqueue(
+      k, 1, &global, &local, x, g.kept.rank, g.kept.shape, g.kept.strides[0], out_strides, g.reduced.rank,
+      g.reduced.shape, g.reduced.strides[0], count, static_cast<cl_long>(chunk), static_cast<cl_long>(chunks),
+      static_cast<cl_long>(tasks), shift, part_mem, index_mem, target, LocalBytes{local * 8}, LocalBytes{local * 8}));
   if (chunks == 1) return nullptr;
 
   Kernel* combine = nullptr;
@@ -149,8 +150,8 @@ ctl_status* run_reduce(const OpContext& ctx) {
   const ctl_op_id op = ctx.call->op;
   const bool arg = op == CTL_OP_ARGMAX || op == CTL_OP_ARGMIN;
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", arg ? CTL_DTYPE_I64 : x.dtype));
-  const bool floats = x.dtype == CTL_DTYPE_F32 || x.dtype == CTL_DTYPE_F64 || x.dtype == CTL_DTYPE_F16 ||
-                      x.dtype == CTL_DTYPE_BF16;
+  const bool floats =
+      x.dtype == CTL_DTYPE_F32 || x.dtype == CTL_DTYPE_F64 || x.dtype == CTL_DTYPE_F16 || x.dtype == CTL_DTYPE_BF16;
   if (x.dtype == CTL_DTYPE_BOOL || (!floats && (op == CTL_OP_MEAN || op == CTL_OP_LOGSUMEXP))) {
     return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(x.dtype));
   }
@@ -193,12 +194,23 @@ ctl_status* run_reduce(const OpContext& ctx) {
 
   Code code = Code::kSum;
   switch (op) {
-    case CTL_OP_MEAN: code = Code::kMean; break;
-    case CTL_OP_MAX: code = Code::kMax; break;
-    case CTL_OP_MIN: code = Code::kMin; break;
-    case CTL_OP_ARGMAX: code = Code::kArgmax; break;
-    case CTL_OP_ARGMIN: code = Code::kArgmin; break;
-    default: break;
+    case CTL_OP_MEAN:
+      code = Code::kMean;
+      break;
+    case CTL_OP_MAX:
+      code = Code::kMax;
+      break;
+    case CTL_OP_MIN:
+      code = Code::kMin;
+      break;
+    case CTL_OP_ARGMAX:
+      code = Code::kArgmax;
+      break;
+    case CTL_OP_ARGMIN:
+      code = Code::kArgmin;
+      break;
+    default:
+      break;
   }
   if (op != CTL_OP_LOGSUMEXP) return reduce_into(ctx, code, x, g, out.mem, out.offset, g.kept.strides[1], nullptr);
 
