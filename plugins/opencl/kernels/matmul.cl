@@ -95,10 +95,11 @@ inline ACC_T ctl_activate(ACC_T v, int act) {
 #endif
 
 // Stages step k0's tiles into one buffer: As[m][k] = a[row0 + m, k0 + k] and, viewing Bs
-// as scalars, Bs[k][n] = b[k0 + k, col0 + n].
+// as scalars, Bs[k][n] = b[k0 + k, col0 + n], for k < kd (the rest of the buffer is left
+// alone: matmul_tiled passes kd = TK, matmul_packed stops its sums at kd).
 inline void stage(__local ACC_T (*As)[TK + LPAD], __local ACC_T* Bs, __global const T_(TA)* a, long a_base,
                   long a_rs, long a_cs, __global const T_(TA)* b, long b_base, long b_rs, long b_cs, long row0,
-                  long col0, long k0, long M, long N, long K, int flags, int tid) {
+                  long col0, long k0, int kd, long M, long N, long K, int flags, int tid) {
   const bool rows_inside = row0 + TM <= M, cols_inside = col0 + TN <= N, depth_inside = k0 + TK <= K;
   if (rows_inside && depth_inside && (flags & F_A_K_UNIT)) {
     for (int e = tid; e < TM * (TK / VW); e += NT) {
@@ -114,8 +115,8 @@ inline void stage(__local ACC_T (*As)[TK + LPAD], __local ACC_T* Bs, __global co
       for (int j = 0; j < VW; ++j) As[m + j][k] = v[j];
     }
   } else {
-    for (int e = tid; e < TM * TK; e += NT) {
-      const int m = e / TK, k = e % TK;
+    for (int e = tid; e < TM * kd; e += NT) {
+      const int m = e / kd, k = e % kd;
       ACC_T v = (ACC_T)0;
       if (row0 + m < M && k0 + k < K) v = (ACC_T)LOAD(TA, a, a_base + m * a_rs + (k0 + k) * a_cs);
       As[m][k] = v;
@@ -135,7 +136,7 @@ inline void stage(__local ACC_T (*As)[TK + LPAD], __local ACC_T* Bs, __global co
       for (int j = 0; j < VW; ++j) Bs[(k + j) * TN + n] = v[j];
     }
   } else {
-    for (int e = tid; e < TK * TN; e += NT) {
+    for (int e = tid; e < kd * TN; e += NT) {
       const int k = e / TN, n = e % TN;
       ACC_T v = (ACC_T)0;
       if (col0 + n < N && k0 + k < K) v = (ACC_T)LOAD(TA, b, b_base + n * b_cs + (k0 + k) * b_rs);
@@ -199,15 +200,15 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void matmul_tiled(MATM
   for (int i = 0; i < WM; ++i) acc[i] = (VEC_T)0;
 
   if (steps > 0) {
-    stage(As[0], (__local ACC_T*)Bs[0], a, a_base, a_rs, a_cs, b, b_base, b_rs, b_cs, row0, col0, 0, M, N, K, flags,
-          tid);
+    stage(As[0], (__local ACC_T*)Bs[0], a, a_base, a_rs, a_cs, b, b_base, b_rs, b_cs, row0, col0, 0, TK, M, N, K,
+          flags, tid);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   for (long t = 0; t < steps; ++t) {
     const int buf = (int)(t & 1);
     if (t + 1 < steps) {
       stage(As[buf ^ 1], (__local ACC_T*)Bs[buf ^ 1], a, a_base, a_rs, a_cs, b, b_base, b_rs, b_cs, row0, col0,
-            (t + 1) * TK, M, N, K, flags, tid);
+            (t + 1) * TK, TK, M, N, K, flags, tid);
     }
 #pragma unroll
     for (int k = 0; k < TK; ++k) {
@@ -241,17 +242,23 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void matmul_packed(MATMU
   __local VEC_T Cs[TM][TN / VW];  // the tile's partial sums between steps
   TILE_ORIGIN
 
+  // Only the micro-tiles and the depth that hold matrix elements are computed, so that
+  // small products cost little.
+  const int rows = (int)min((long)TM, M - row0), cols = (int)min((long)TN, N - col0);
+  const int mt = (rows + WM - 1) / WM * WM, nt = ((cols + VW - 1) / VW + NV - 1) / NV * NV;
   for (long t = 0; t < steps; ++t) {
-    stage(As, (__local ACC_T*)Bs, a, a_base, a_rs, a_cs, b, b_base, b_rs, b_cs, row0, col0, t * TK, M, N, K, flags, 0);
-    for (int mi = 0; mi < TM; mi += WM) {
-      for (int nj = 0; nj < TN / VW; nj += NV) {
+    const int kd = (int)min((long)TK, K - t * TK);
+    stage(As, (__local ACC_T*)Bs, a, a_base, a_rs, a_cs, b, b_base, b_rs, b_cs, row0, col0, t * TK, kd, M, N, K,
+          flags, 0);
+    for (int mi = 0; mi < mt; mi += WM) {
+      for (int nj = 0; nj < nt; nj += NV) {
         VEC_T acc[WM][NV];
 #pragma unroll
         for (int i = 0; i < WM; ++i) {
 #pragma unroll
           for (int v = 0; v < NV; ++v) acc[i][v] = t == 0 ? (VEC_T)0 : Cs[mi + i][nj + v];
         }
-        for (int k = 0; k < TK; ++k) {
+        for (int k = 0; k < kd; ++k) {
           VEC_T bv[NV];
 #pragma unroll
           for (int v = 0; v < NV; ++v) bv[v] = Bs[k][nj + v];
