@@ -1,8 +1,9 @@
 // matmul.cpp — batched matmul: out = act(alpha * a @ b + beta * out + bias), with a and b
 // (..., M, K) and (..., K, N) broadcast over the output's batch axes and an optional bias
-// broadcast to the output. One tiled kernel (kernels/matmul.cl) reads every operand
-// through its strides, so transposed, sliced and broadcast views need no copies; the tile
-// shape is picked here from the device's work-group and local-memory limits.
+// broadcast to the output. The tiled kernels (kernels/matmul.cl: matmul_tiled for GPUs,
+// matmul_packed for CPU drivers) read every operand through its strides, so transposed,
+// sliced and broadcast views need no copies; the tile shape is picked here from the
+// device's work-group and local-memory limits.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -14,8 +15,7 @@ namespace catalyst::opencl {
 namespace {
 
 // Bits of the kernel's `flags` argument (kernels/matmul.cl).
-constexpr cl_int kFlagBias = 1, kFlagBeta = 2, kFlagAKUnit = 4, kFlagAMUnit = 8, kFlagBNUnit = 16,
-                 kFlagBKUnit = 32;
+constexpr cl_int kFlagBias = 1, kFlagBeta = 2, kFlagAKUnit = 4, kFlagAMUnit = 8, kFlagBNUnit = 16, kFlagBKUnit = 32;
 constexpr int kFlagActivationShift = 6;
 
 // One work-group computes a TM x TN output tile in steps of TK along K. matmul_tiled
@@ -47,9 +47,8 @@ constexpr TileConfig kGpuConfigs[] = {{64, 64, 16, 4, 4, false, 1},
                                       {16, 16, 16, 4, 4, false, 1},
                                       {4, 4, 4, 4, 4, false, 1}};
 
-// An operand's batch axes aligned to the output's batch axes: missing or size-1 axes
-// broadcast with stride 0. `matrix_axes` trailing axes are excluded (2 for a and b; 2 for
-// the bias too, whose matrix axes are handled like a and b's by the caller).
+// The strides of an operand's batch axes (all but its last two) aligned to the output's
+// batch axes: missing or size-1 axes broadcast with stride 0.
 ctl_status* batch_strides(const OpContext& ctx, const DeviceView& v, const char* name, const DeviceView& out,
                           int64_t* strides) {
   const uint32_t batch_rank = out.rank - 2;
@@ -107,11 +106,10 @@ ctl_status* tiled_kernel(const OpContext& ctx, ctl_dtype dtype, Kernel** out, Ti
     const uint64_t local = c.local_bytes(element, pad);
     const bool last = i + 1 == count;
     if (!last && (c.threads() > ctx.device->max_work_group_size || local > ctx.device->local_memory_size)) continue;
-    const std::string defines = std::string("-DTA=") + dtype_tag(dtype) + " -DTM=" + std::to_string(c.tm) +
-                                " -DTN=" + std::to_string(c.tn) + " -DTK=" + std::to_string(c.tk) +
-                                " -DWM=" + std::to_string(c.wm) + " -DVW=" + std::to_string(c.vw) +
-                                " -DLPAD=" + std::to_string(pad) +
-                                (c.packed ? " -DPACKED=1 -DNV=" + std::to_string(c.nv) : std::string());
+    const std::string defines =
+        std::string("-DTA=") + dtype_tag(dtype) + " -DTM=" + std::to_string(c.tm) + " -DTN=" + std::to_string(c.tn) +
+        " -DTK=" + std::to_string(c.tk) + " -DWM=" + std::to_string(c.wm) + " -DVW=" + std::to_string(c.vw) +
+        " -DLPAD=" + std::to_string(pad) + (c.packed ? " -DPACKED=1 -DNV=" + std::to_string(c.nv) : std::string());
     Kernel* k = nullptr;
     CTL_SDK_RETURN_IF_ERROR(ctx.kernel("matmul", defines, c.packed ? "matmul_packed" : "matmul_tiled", &k));
     // The built kernel may allow fewer work-items than the device (registers, local memory).
@@ -147,8 +145,8 @@ ctl_status* run_matmul(const OpContext& ctx) {
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(b, "input 1 (b)", dtype));
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", dtype));
   if (has_bias) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(bias, "input 2 (bias)", dtype));
-  const bool is_float = dtype == CTL_DTYPE_F32 || dtype == CTL_DTYPE_F64 || dtype == CTL_DTYPE_F16 ||
-                        dtype == CTL_DTYPE_BF16;
+  const bool is_float =
+      dtype == CTL_DTYPE_F32 || dtype == CTL_DTYPE_F64 || dtype == CTL_DTYPE_F16 || dtype == CTL_DTYPE_BF16;
   if (!is_float && dtype != CTL_DTYPE_I32 && dtype != CTL_DTYPE_I64) {
     return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(dtype));
   }
@@ -169,8 +167,8 @@ ctl_status* run_matmul(const OpContext& ctx) {
   const int64_t M = a.shape[a.rank - 2], K = a.shape[a.rank - 1], N = b.shape[b.rank - 1];
   if (b.shape[b.rank - 2] != K) {
     return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "a is (..., %lld, %lld) but b is (..., %lld, %lld)",
-                    static_cast<long long>(M), static_cast<long long>(K),
-                    static_cast<long long>(b.shape[b.rank - 2]), static_cast<long long>(N));
+                    static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(b.shape[b.rank - 2]),
+                    static_cast<long long>(N));
   }
   if (out.shape[out.rank - 2] != M || out.shape[out.rank - 1] != N) {
     return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "output 0 (out) is (..., %lld, %lld), expected (..., %lld, %lld)",
@@ -252,11 +250,11 @@ ctl_status* run_matmul(const OpContext& ctx) {
       const int64_t nr = std::min(kMaxGroups, row_tiles - tile0);
       const size_t global[3] = {static_cast<size_t>(col_tiles) * lx, static_cast<size_t>(nr) * ly,
                                 static_cast<size_t>(nb)};
-      CTL_SDK_RETURN_IF_ERROR(ctx.enqueue(k, 3, global, local, a, b, out, bias_arg, cl_long{M}, cl_long{N},
-                                          cl_long{K}, cl_long{a_rs}, cl_long{a_cs}, cl_long{b_rs}, cl_long{b_cs},
-                                          cl_long{o_rs}, cl_long{o_cs}, cl_long{c_rs}, cl_long{c_cs}, it.rank,
-                                          it.shape, it.strides[0], it.strides[1], it.strides[2], it.strides[3],
-                                          cl_long{tile0}, cl_long{batch0}, flags, alpha_s, beta_s));
+      CTL_SDK_RETURN_IF_ERROR(ctx.enqueue(k, 3, global, local, a, b, out, bias_arg, cl_long{M}, cl_long{N}, cl_long{K},
+                                          cl_long{a_rs}, cl_long{a_cs}, cl_long{b_rs}, cl_long{b_cs}, cl_long{o_rs},
+                                          cl_long{o_cs}, cl_long{c_rs}, cl_long{c_cs}, it.rank, it.shape, it.strides[0],
+                                          it.strides[1], it.strides[2], it.strides[3], cl_long{tile0}, cl_long{batch0},
+                                          flags, alpha_s, beta_s));
     }
   }
   return nullptr;
