@@ -1,8 +1,9 @@
 // matmul.cpp — batched matmul: out = act(alpha * a @ b + beta * out + bias), with a and b
 // (..., M, K) and (..., K, N) broadcast over the output's batch axes and an optional bias
-// broadcast to the output. One tiled kernel (kernels/matmul.cl) reads every operand
-// through its strides, so transposed, sliced and broadcast views need no copies; the tile
-// shape is picked here from the device's work-group and local-memory limits.
+// broadcast to the output. The tiled kernels (kernels/matmul.cl: matmul_tiled for GPUs,
+// matmul_packed for CPU drivers) read every operand through its strides, so transposed,
+// sliced and broadcast views need no copies; the tile shape is picked here from the
+// device's work-group and local-memory limits.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -14,29 +15,40 @@ namespace catalyst::opencl {
 namespace {
 
 // Bits of the kernel's `flags` argument (kernels/matmul.cl).
-constexpr cl_int kFlagBias = 1, kFlagBeta = 2, kFlagAKFast = 4, kFlagBNFast = 8;
-constexpr int kFlagActivationShift = 4;
+constexpr cl_int kFlagBias = 1, kFlagBeta = 2, kFlagAKUnit = 4, kFlagAMUnit = 8, kFlagBNUnit = 16, kFlagBKUnit = 32;
+constexpr int kFlagActivationShift = 6;
 
-// One work-group computes a TM x TN output tile in steps of TK along K; each work-item
-// owns WM x WN outputs.
+// One work-group computes a TM x TN output tile in steps of TK along K. matmul_tiled
+// (packed false): each work-item owns WM rows of VW adjacent columns. matmul_packed: one
+// work-item walks the tile in WM x (NV * VW) micro-tiles (see kernels/matmul.cl).
 struct TileConfig {
-  int tm, tn, tk, wm, wn;
-  size_t threads() const { return static_cast<size_t>(tm / wm) * static_cast<size_t>(tn / wn); }
+  int tm, tn, tk, wm, vw;
+  bool packed;
+  int nv;
+  size_t threads() const { return packed ? 1 : static_cast<size_t>(tm / wm) * static_cast<size_t>(tn / vw); }
+  uint64_t local_bytes(size_t element, int pad) const {
+    const auto m = static_cast<uint64_t>(tm), n = static_cast<uint64_t>(tn), k = static_cast<uint64_t>(tk);
+    const uint64_t buffers = packed ? 1 : 2;
+    return (buffers * (m * (k + static_cast<uint64_t>(pad)) + k * n) + (packed ? m * n : 0)) * element;
+  }
 };
 
 // Largest first: bigger tiles reuse each loaded element more often. The first that fits
 // the device's work-group size and local memory (and the built kernel's own limit) wins.
-constexpr TileConfig kConfigs[] = {
-    {64, 64, 16, 4, 4},  // 256 work-items
-    {32, 32, 16, 4, 4},  // 64
-    {16, 16, 16, 4, 4},  // 16
-    {8, 8, 8, 4, 4},     // 4
-    {4, 4, 4, 4, 4},     // 1
-};
+// CPUs: one work-item per group, 8 x 32 floats (8 x 16 doubles) per micro-tile, which is
+// 16 AVX-512 accumulators, and a 64 x 64 tile with 256-deep steps (about 144 KiB for f32,
+// L2-sized). GPUs: 256 work-items of 4 x 4 outputs on a 64 x 64 tile.
+constexpr TileConfig kCpuConfigs4[] = {
+    {64, 64, 256, 8, 16, true, 2}, {64, 64, 64, 8, 16, true, 2}, {16, 16, 16, 4, 4, true, 1}};
+constexpr TileConfig kCpuConfigs8[] = {
+    {64, 64, 256, 8, 8, true, 2}, {64, 64, 64, 8, 8, true, 2}, {16, 16, 16, 4, 4, true, 1}};
+constexpr TileConfig kGpuConfigs[] = {{64, 64, 16, 4, 4, false, 1},
+                                      {32, 32, 16, 4, 4, false, 1},
+                                      {16, 16, 16, 4, 4, false, 1},
+                                      {4, 4, 4, 4, 4, false, 1}};
 
-// An operand's batch axes aligned to the output's batch axes: missing or size-1 axes
-// broadcast with stride 0. `matrix_axes` trailing axes are excluded (2 for a and b; 2 for
-// the bias too, whose matrix axes are handled like a and b's by the caller).
+// The strides of an operand's batch axes (all but its last two) aligned to the output's
+// batch axes: missing or size-1 axes broadcast with stride 0.
 ctl_status* batch_strides(const OpContext& ctx, const DeviceView& v, const char* name, const DeviceView& out,
                           int64_t* strides) {
   const uint32_t batch_rank = out.rank - 2;
@@ -83,16 +95,23 @@ ctl_status* tiled_kernel(const OpContext& ctx, ctl_dtype dtype, Kernel** out, Ti
   // neighbouring work-items; one padding element per row staggers the banks. CPUs have no
   // banks, and unpadded rows keep their vector loads aligned.
   const int pad = ctx.device->kind == CTL_DEVICE_KIND_CPU ? 0 : 1;
-  for (const TileConfig& c : kConfigs) {
-    const uint64_t local = static_cast<uint64_t>(c.tk) * static_cast<uint64_t>(c.tm + c.tn + 2 * pad) * element;
-    const bool last = &c == &kConfigs[std::size(kConfigs) - 1];
+  const TileConfig* configs = kGpuConfigs;
+  size_t count = std::size(kGpuConfigs);
+  if (ctx.device->kind == CTL_DEVICE_KIND_CPU) {
+    configs = element == 8 ? kCpuConfigs8 : kCpuConfigs4;
+    count = element == 8 ? std::size(kCpuConfigs8) : std::size(kCpuConfigs4);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const TileConfig& c = configs[i];
+    const uint64_t local = c.local_bytes(element, pad);
+    const bool last = i + 1 == count;
     if (!last && (c.threads() > ctx.device->max_work_group_size || local > ctx.device->local_memory_size)) continue;
-    const std::string defines = std::string("-DTA=") + dtype_tag(dtype) + " -DTM=" + std::to_string(c.tm) +
-                                " -DTN=" + std::to_string(c.tn) + " -DTK=" + std::to_string(c.tk) +
-                                " -DWM=" + std::to_string(c.wm) + " -DWN=" + std::to_string(c.wn) +
-                                " -DLPAD=" + std::to_string(pad);
+    const std::string defines =
+        std::string("-DTA=") + dtype_tag(dtype) + " -DTM=" + std::to_string(c.tm) + " -DTN=" + std::to_string(c.tn) +
+        " -DTK=" + std::to_string(c.tk) + " -DWM=" + std::to_string(c.wm) + " -DVW=" + std::to_string(c.vw) +
+        " -DLPAD=" + std::to_string(pad) + (c.packed ? " -DPACKED=1 -DNV=" + std::to_string(c.nv) : std::string());
     Kernel* k = nullptr;
-    CTL_SDK_RETURN_IF_ERROR(ctx.kernel("matmul", defines, "matmul_tiled", &k));
+    CTL_SDK_RETURN_IF_ERROR(ctx.kernel("matmul", defines, c.packed ? "matmul_packed" : "matmul_tiled", &k));
     // The built kernel may allow fewer work-items than the device (registers, local memory).
     if (!last && k->max_work_group_size < c.threads()) continue;
     *out = k;
@@ -126,8 +145,8 @@ ctl_status* run_matmul(const OpContext& ctx) {
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(b, "input 1 (b)", dtype));
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", dtype));
   if (has_bias) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(bias, "input 2 (bias)", dtype));
-  const bool is_float = dtype == CTL_DTYPE_F32 || dtype == CTL_DTYPE_F64 || dtype == CTL_DTYPE_F16 ||
-                        dtype == CTL_DTYPE_BF16;
+  const bool is_float =
+      dtype == CTL_DTYPE_F32 || dtype == CTL_DTYPE_F64 || dtype == CTL_DTYPE_F16 || dtype == CTL_DTYPE_BF16;
   if (!is_float && dtype != CTL_DTYPE_I32 && dtype != CTL_DTYPE_I64) {
     return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(dtype));
   }
@@ -148,8 +167,8 @@ ctl_status* run_matmul(const OpContext& ctx) {
   const int64_t M = a.shape[a.rank - 2], K = a.shape[a.rank - 1], N = b.shape[b.rank - 1];
   if (b.shape[b.rank - 2] != K) {
     return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "a is (..., %lld, %lld) but b is (..., %lld, %lld)",
-                    static_cast<long long>(M), static_cast<long long>(K),
-                    static_cast<long long>(b.shape[b.rank - 2]), static_cast<long long>(N));
+                    static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(b.shape[b.rank - 2]),
+                    static_cast<long long>(N));
   }
   if (out.shape[out.rank - 2] != M || out.shape[out.rank - 1] != N) {
     return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "output 0 (out) is (..., %lld, %lld), expected (..., %lld, %lld)",
@@ -209,10 +228,11 @@ ctl_status* run_matmul(const OpContext& ctx) {
   cl_int flags = static_cast<cl_int>(activation) << kFlagActivationShift;
   if (has_bias) flags |= kFlagBias;
   if (beta != 0.0) flags |= kFlagBeta;
-  // Load tiles along the operand's unit-stride axis (K for a row-major a); a size-1 axis
-  // counts as unit stride since its stride is never used.
-  if (a_cs == 1 || K == 1 || (a_rs != 1 && M != 1)) flags |= kFlagAKFast;
-  if (b_cs == 1 || N == 1 || (b_rs != 1 && K != 1)) flags |= kFlagBNFast;
+  // Tiles load VW elements at a time along an operand's unit-stride axis.
+  if (a_cs == 1) flags |= kFlagAKUnit;
+  if (a_rs == 1) flags |= kFlagAMUnit;
+  if (b_cs == 1) flags |= kFlagBNUnit;
+  if (b_rs == 1) flags |= kFlagBKUnit;
   const ctl_dtype scalar_dtype = is_float ? dtype : CTL_DTYPE_I64;
   const Scalar alpha_s = compute_scalar(scalar_dtype, alpha), beta_s = compute_scalar(scalar_dtype, beta);
   const DeviceView& bias_arg = has_bias ? bias : out;  // any valid buffer when there is no bias
@@ -220,7 +240,8 @@ ctl_status* run_matmul(const OpContext& ctx) {
   // Grid: x = column tiles, y = row tiles, z = batch elements. Drivers may cap the groups
   // along y and z at 65535 (CUDA's grid limits), so larger problems take several launches.
   constexpr int64_t kMaxGroups = 65535;
-  const size_t lx = static_cast<size_t>(config.tn / config.wn), ly = static_cast<size_t>(config.tm / config.wm);
+  const size_t lx = config.packed ? 1 : static_cast<size_t>(config.tn / config.vw);
+  const size_t ly = config.packed ? 1 : static_cast<size_t>(config.tm / config.wm);
   const int64_t col_tiles = (N + config.tn - 1) / config.tn, row_tiles = (M + config.tm - 1) / config.tm;
   const size_t local[3] = {lx, ly, 1};
   for (int64_t batch0 = 0; batch0 < batches; batch0 += kMaxGroups) {
@@ -229,11 +250,11 @@ ctl_status* run_matmul(const OpContext& ctx) {
       const int64_t nr = std::min(kMaxGroups, row_tiles - tile0);
       const size_t global[3] = {static_cast<size_t>(col_tiles) * lx, static_cast<size_t>(nr) * ly,
                                 static_cast<size_t>(nb)};
-      CTL_SDK_RETURN_IF_ERROR(ctx.enqueue(k, 3, global, local, a, b, out, bias_arg, cl_long{M}, cl_long{N},
-                                          cl_long{K}, cl_long{a_rs}, cl_long{a_cs}, cl_long{b_rs}, cl_long{b_cs},
-                                          cl_long{o_rs}, cl_long{o_cs}, cl_long{c_rs}, cl_long{c_cs}, it.rank,
-                                          it.shape, it.strides[0], it.strides[1], it.strides[2], it.strides[3],
-                                          cl_long{tile0}, cl_long{batch0}, flags, alpha_s, beta_s));
+      CTL_SDK_RETURN_IF_ERROR(ctx.enqueue(k, 3, global, local, a, b, out, bias_arg, cl_long{M}, cl_long{N}, cl_long{K},
+                                          cl_long{a_rs}, cl_long{a_cs}, cl_long{b_rs}, cl_long{b_cs}, cl_long{o_rs},
+                                          cl_long{o_cs}, cl_long{c_rs}, cl_long{c_cs}, it.rank, it.shape, it.strides[0],
+                                          it.strides[1], it.strides[2], it.strides[3], cl_long{tile0}, cl_long{batch0},
+                                          flags, alpha_s, beta_s));
     }
   }
   return nullptr;
