@@ -10,17 +10,16 @@
 // pooling backward forms spread (n, c) planes, each scattering into a per-thread plane of
 // doubles in row-major window order before storing it once.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
+#include "catalyst/sdk/conv_geometry.hpp"
 #include "dtype_dispatch.h"
 #include "kernels.h"
 
 namespace catalyst::cpu {
 namespace {
 
-constexpr int64_t kElementsPerPart = 8192;        // a parallel part's least work (multiply-adds)
-constexpr int64_t kAttrLimit = int64_t{1} << 30;  // stride, padding, dilation, kernel: as the core allows
+constexpr int64_t kElementsPerPart = 8192;  // a parallel part's least work (multiply-adds)
 
 int64_t grain_for(int64_t work_per_item) {
   return std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(work_per_item, 1));
@@ -32,63 +31,16 @@ int64_t work(int64_t a, int64_t b) {
   return checked_mul(a, b, &out) ? out : std::numeric_limits<int64_t>::max();
 }
 
-// A malformed call may hold any byte in a bool field: read the byte, not the bool.
-inline bool raw_bool(const bool& field) {
-  unsigned char byte;
-  std::memcpy(&byte, &field, 1);
-  return byte != 0;
-}
-
-// The output size of a window sweep, or -1 when the window does not fit (or overflows).
-int64_t sweep(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation) {
-  int64_t span, room;
-  if (kernel < 1 || __builtin_mul_overflow(dilation, kernel - 1, &span) || __builtin_add_overflow(span, 1, &span))
-    return -1;
-  if (__builtin_add_overflow(size, 2 * padding, &room) || __builtin_sub_overflow(room, span, &room)) return -1;
-  return room < 0 ? -1 : room / stride + 1;
-}
-
-ctl_status* expect_rank4(const OpContext& ctx, const View& v, const char* what) {
-  if (v.rank == 4) return nullptr;
-  return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has rank %u; it must be rank 4 (N, C, H, W)", what, v.rank);
-}
-
-ctl_status* expect_shape4(const OpContext& ctx, const View& v, const char* what, const int64_t (&shape)[4]) {
-  CTL_SDK_RETURN_IF_ERROR(expect_rank4(ctx, v, what));
-  if (std::equal(shape, shape + 4, v.shape)) return nullptr;
-  return ctx.fail(
-      CTL_STATUS_INVALID_ARGUMENT, "%s has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld, %lld, %lld]", what,
-      static_cast<long long>(v.shape[0]), static_cast<long long>(v.shape[1]), static_cast<long long>(v.shape[2]),
-      static_cast<long long>(v.shape[3]), static_cast<long long>(shape[0]), static_cast<long long>(shape[1]),
-      static_cast<long long>(shape[2]), static_cast<long long>(shape[3]));
-}
-
-// Outputs are written by one task per element: a broadcast axis would make tasks race.
-ctl_status* expect_distinct(const OpContext& ctx, const View& v, const char* what) {
-  for (uint32_t d = 0; d < v.rank; ++d) {
-    if (v.strides[d] == 0 && v.shape[d] > 1) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
-                      "%s is broadcast (stride 0) along axis %u; outputs need distinct "
-                      "elements",
-                      what, d);
-    }
-  }
-  return nullptr;
-}
-
 inline int64_t offset4(const int64_t* s, int64_t a, int64_t b, int64_t c, int64_t d) {
   return a * s[0] + b * s[1] + c * s[2] + d * s[3];
 }
 
 // ---- conv2d and its backward forms --------------------------------------------------
 
-struct Conv {
+// The views of a conv2d call and their sizes (N, C, H, W, O, ...; sdk/conv_geometry.hpp).
+struct Conv : sdk::Conv2dGeometry {
   View x, w, bias, dy, out;
   bool has_bias = false;
-  int64_t N = 0, C = 0, H = 0, W = 0;  // x
-  int64_t O = 0, G = 1, Cg = 0, Og = 0, KH = 0, KW = 0;
-  int64_t OH = 0, OW = 0;
-  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
 };
 
 // op: CTL_OP_CONV2D (x, w, bias|NULL -> y), CTL_OP_CONV2D_BACKWARD_INPUT (dy, x, w -> dx),
@@ -116,65 +68,28 @@ ctl_status* conv_views(const OpContext& ctx, ctl_op_id op, Conv* v) {
   if (v->has_bias) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->bias, "input 2 (bias)", dtype));
   if (!forward) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->dy, "input 0 (dy)", dtype));
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, out_name, dtype));
-  CTL_SDK_RETURN_IF_ERROR(expect_rank4(ctx, v->x, x_name));
-  CTL_SDK_RETURN_IF_ERROR(expect_rank4(ctx, v->w, w_name));
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_rank4(v->x, x_name)));
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_rank4(v->w, w_name)));
 
   // The normalised form always carries attrs; a zeroed (or absent) struct means the defaults.
   ctl_conv2d_attrs a;
   bool given = false;
   CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_CONV2D_ATTRS_STRUCT_SIZE, "ctl_conv2d_attrs", &given));
-  for (int k = 0; k < 2; ++k) {
-    if (a.stride[k] == 0) a.stride[k] = 1;
-    if (a.dilation[k] == 0) a.dilation[k] = 1;
-    if (a.stride[k] < 1 || a.stride[k] > kAttrLimit || a.dilation[k] < 1 || a.dilation[k] > kAttrLimit ||
-        a.padding[k] < 0 || a.padding[k] > kAttrLimit) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
-                      "attrs hold stride %lld, padding %lld, dilation %lld on axis %d; stride and dilation must be "
-                      ">= 1 and padding >= 0",
-                      static_cast<long long>(a.stride[k]), static_cast<long long>(a.padding[k]),
-                      static_cast<long long>(a.dilation[k]), k);
-    }
-  }
-  if (a.groups == 0) a.groups = 1;
-  v->sh = a.stride[0], v->sw = a.stride[1];
-  v->ph = a.padding[0], v->pw = a.padding[1];
-  v->dh = a.dilation[0], v->dw = a.dilation[1];
-  v->G = a.groups;
-  v->N = v->x.shape[0], v->C = v->x.shape[1], v->H = v->x.shape[2], v->W = v->x.shape[3];
-  v->O = v->w.shape[0], v->KH = v->w.shape[2], v->KW = v->w.shape[3];
-  if (v->G < 1 || v->C % v->G != 0 || v->O % v->G != 0 || v->w.shape[1] != v->C / v->G) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
-                    "x has %lld channels, weight has %lld outputs and %lld channels, groups is %lld; weight must be "
-                    "(O, C / groups, KH, KW) with C and O multiples of groups",
-                    static_cast<long long>(v->C), static_cast<long long>(v->O), static_cast<long long>(v->w.shape[1]),
-                    static_cast<long long>(v->G));
-  }
-  v->Cg = v->C / v->G;
-  v->Og = v->O / v->G;
-  v->OH = sweep(v->H, v->KH, v->sh, v->ph, v->dh);
-  v->OW = sweep(v->W, v->KW, v->sw, v->pw, v->dw);
-  if (v->OH < 1 || v->OW < 1) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
-                    "a %lldx%lld kernel (dilation %lld, %lld) does not fit the %lldx%lld "
-                    "input with padding %lld, %lld",
-                    static_cast<long long>(v->KH), static_cast<long long>(v->KW), static_cast<long long>(v->dh),
-                    static_cast<long long>(v->dw), static_cast<long long>(v->H), static_cast<long long>(v->W),
-                    static_cast<long long>(v->ph), static_cast<long long>(v->pw));
-  }
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::conv2d_geometry(a, v->x.shape, v->w.shape, v)));
   const int64_t y_shape[4] = {v->N, v->O, v->OH, v->OW};
   if (forward) {
     if (v->has_bias && (v->bias.rank != 1 || v->bias.shape[0] != v->O)) {
       return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) must be 1-D of length %lld (weight's outputs)",
                       static_cast<long long>(v->O));
     }
-    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->out, out_name, y_shape));
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, y_shape)));
   } else {
-    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->dy, "input 0 (dy)", y_shape));
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->dy, "input 0 (dy)", y_shape)));
     const View& target = op == CTL_OP_CONV2D_BACKWARD_INPUT ? v->x : v->w;
     const int64_t shape[4] = {target.shape[0], target.shape[1], target.shape[2], target.shape[3]};
-    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->out, out_name, shape));
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, shape)));
   }
-  return expect_distinct(ctx, v->out, out_name);
+  return ctx.check(sdk::check_distinct(v->out, out_name));
 }
 
 // y[n,o,i,j] = bias[o] + sum over c', kh, kw of x[n, g Cg + c', i sh - ph + kh dh, j sw - pw + kw dw]
@@ -324,11 +239,9 @@ ctl_status* run_conv(const OpContext& ctx, ctl_op_id op) {
 
 // ---- pooling ------------------------------------------------------------------------
 
-struct Pool {
+// The views of a pooling call and their sizes (sdk/conv_geometry.hpp).
+struct Pool : sdk::Pool2dGeometry {
   View x, dy, out;
-  int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
-  bool exclude_padding = false;
 
   // Window (i, j) clipped to the input: rows [h0, h1), columns [w0, w1) (maybe empty).
   void window(int64_t i, int64_t j, int64_t* h0, int64_t* h1, int64_t* w0, int64_t* w1) const {
@@ -354,45 +267,21 @@ ctl_status* pool_views(const OpContext& ctx, bool backward, Pool* v) {
   const char* out_name = backward ? "output 0 (dx)" : "output 0 (y)";
   if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->dy, "input 0 (dy)", v->x.dtype));
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, out_name, v->x.dtype));
-  CTL_SDK_RETURN_IF_ERROR(expect_rank4(ctx, v->x, x_name));
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_rank4(v->x, x_name)));
   ctl_pool2d_attrs a;
   bool given = false;
   CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_POOL2D_ATTRS_STRUCT_SIZE, "ctl_pool2d_attrs", &given));
   if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; pooling needs a ctl_pool2d_attrs");
-  for (int k = 0; k < 2; ++k) {
-    if (a.stride[k] == 0) a.stride[k] = a.kernel[k];
-    if (a.kernel[k] < 1 || a.kernel[k] > kAttrLimit || a.stride[k] < 1 || a.stride[k] > kAttrLimit ||
-        a.padding[k] < 0 || a.padding[k] > a.kernel[k] / 2) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
-                      "attrs hold kernel %lld, stride %lld, padding %lld on axis %d; kernel and stride must be >= 1 "
-                      "and padding in [0, kernel / 2]",
-                      static_cast<long long>(a.kernel[k]), static_cast<long long>(a.stride[k]),
-                      static_cast<long long>(a.padding[k]), k);
-    }
-  }
-  v->kh = a.kernel[0], v->kw = a.kernel[1];
-  v->sh = a.stride[0], v->sw = a.stride[1];
-  v->ph = a.padding[0], v->pw = a.padding[1];
-  v->exclude_padding = raw_bool(a.exclude_padding);
-  v->N = v->x.shape[0], v->C = v->x.shape[1], v->H = v->x.shape[2], v->W = v->x.shape[3];
-  v->OH = sweep(v->H, v->kh, v->sh, v->ph, 1);
-  v->OW = sweep(v->W, v->kw, v->sw, v->pw, 1);
-  if (v->OH < 1 || v->OW < 1) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
-                    "a %lldx%lld window does not fit the %lldx%lld input with padding "
-                    "%lld, %lld",
-                    static_cast<long long>(v->kh), static_cast<long long>(v->kw), static_cast<long long>(v->H),
-                    static_cast<long long>(v->W), static_cast<long long>(v->ph), static_cast<long long>(v->pw));
-  }
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::pool2d_geometry(a, v->x.shape, v)));
   const int64_t y_shape[4] = {v->N, v->C, v->OH, v->OW};
   if (backward) {
-    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->dy, "input 0 (dy)", y_shape));
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->dy, "input 0 (dy)", y_shape)));
     const int64_t x_shape[4] = {v->N, v->C, v->H, v->W};
-    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->out, out_name, x_shape));
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, x_shape)));
   } else {
-    CTL_SDK_RETURN_IF_ERROR(expect_shape4(ctx, v->out, out_name, y_shape));
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, y_shape)));
   }
-  return expect_distinct(ctx, v->out, out_name);
+  return ctx.check(sdk::check_distinct(v->out, out_name));
 }
 
 // max_pool2d (max) and avg_pool2d; one task per (n, c) plane.

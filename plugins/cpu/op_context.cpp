@@ -5,7 +5,8 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "catalyst/sdk/view.hpp"
+#include "catalyst/sdk/attrs.hpp"
+#include "catalyst/sdk/view_check.hpp"
 #include "plugin.h"
 
 namespace catalyst::cpu {
@@ -54,56 +55,13 @@ ctl_status* read_view(const OpContext& ctx, const ctl_tensor_view* const* views,
                       const char* kind, const char* what, View* out, bool optional, bool* present) {
   if (present) *present = false;
   const ctl_tensor_view* v = (views && index < count) ? views[index] : nullptr;
-  if (!v) {
-    if (optional) return nullptr;
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s) is NULL", kind, index, what);
-  }
-  if (v->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): struct_size %zu is smaller than %zu", kind, index, what,
-                    v->struct_size, static_cast<size_t>(CTL_TENSOR_VIEW_STRUCT_SIZE));
-  }
-  if (!v->buffer) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): buffer is NULL", kind, index, what);
-  const int64_t dtype = raw_enum(v->dtype);
-  if (dtype < 0 || dtype >= CTL_DTYPE_COUNT_) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): unknown dtype %lld", kind, index, what,
-                    static_cast<long long>(dtype));
-  }
-  const size_t element_size = sdk::dtype_size(v->dtype);
-  if (v->rank > CTL_MAX_RANK) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): rank %u exceeds %d", kind, index, what, v->rank,
-                    CTL_MAX_RANK);
-  }
-  // Every element must lie inside the buffer. The core promises it; checking costs a few
-  // multiplications and turns a malformed call into an error instead of a wild write.
-  int64_t numel = 1;
-  unsigned __int128 last = 0;  // element offset of the last element
-  for (uint32_t i = 0; i < v->rank; ++i) {
-    if (v->shape[i] < 0) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): shape[%u] is negative (%lld)", kind, index, what, i,
-                      static_cast<long long>(v->shape[i]));
-    }
-    if (v->strides[i] < 0) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): strides[%u] is negative (%lld)", kind, index, what, i,
-                      static_cast<long long>(v->strides[i]));
-    }
-    if (!checked_mul(numel, v->shape[i], &numel)) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s %u (%s): element count overflows", kind, index, what);
-    }
-  }
-  if (numel > 0) {
-    for (uint32_t i = 0; i < v->rank; ++i) {
-      last += static_cast<unsigned __int128>(v->shape[i] - 1) * static_cast<uint64_t>(v->strides[i]);
-    }
-    const unsigned __int128 end = static_cast<unsigned __int128>(v->byte_offset) + (last + 1) * element_size;
-    if (end > v->buffer->size) {
-      return ctx.fail(CTL_STATUS_OUT_OF_RANGE, "%s %u (%s): the view reaches byte %llu of a %llu-byte buffer", kind,
-                      index, what, static_cast<unsigned long long>(end),
-                      static_cast<unsigned long long>(v->buffer->size));
-    }
-  }
-  out->data = static_cast<char*>(v->buffer->data) + (numel > 0 ? v->byte_offset : 0);
+  if (!v && optional) return nullptr;
+  sdk::ViewFacts facts;
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_view(
+      v, kind, index, what, [](const ctl_plugin_buffer* buffer) { return buffer->size; }, &facts)));
+  out->data = static_cast<char*>(v->buffer->data) + (facts.numel > 0 ? v->byte_offset : 0);
   out->dtype = v->dtype;
-  out->element_size = element_size;
+  out->element_size = facts.element_size;
   out->rank = v->rank;
   for (uint32_t i = 0; i < v->rank; ++i) {
     out->shape[i] = v->shape[i];
@@ -124,18 +82,7 @@ ctl_status* OpContext::output(uint32_t index, const char* what, View* out, bool 
 }
 
 ctl_status* OpContext::attrs(void* out, size_t out_size, size_t min_size, const char* struct_name, bool* given) const {
-  std::memset(out, 0, out_size);
-  *given = false;
-  if (!call->attrs) return nullptr;
-  const size_t size = *static_cast<const size_t*>(call->attrs);
-  if (size < min_size) {
-    return fail(CTL_STATUS_INVALID_ARGUMENT, "attrs: %s struct_size %zu is smaller than %zu", struct_name, size,
-                min_size);
-  }
-  // A newer, larger struct: read only the fields this plugin knows.
-  std::memcpy(out, call->attrs, size < out_size ? size : out_size);
-  *given = true;
-  return nullptr;
+  return check(sdk::read_attrs(call->attrs, out, out_size, min_size, struct_name, given));
 }
 
 ctl_status* OpContext::expect_dtype(const View& v, const char* what, ctl_dtype dtype) const {

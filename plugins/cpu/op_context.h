@@ -6,6 +6,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "catalyst/sdk/check.hpp"
+#include "catalyst/sdk/raw_field.hpp"
 #include "catalyst/sdk/status.hpp"
 #include "catalyst_plugin.h"
 #include "thread_pool.h"
@@ -50,6 +52,8 @@ struct OpContext {
 
   // A status whose message reads "cpu plugin: <op>: <formatted text>".
   [[gnu::format(printf, 3, 4)]] ctl_status* fail(ctl_status_code code, const char* format, ...) const;
+  // NULL when an sdk check passed; else its status, with the same prefix.
+  ctl_status* check(const sdk::Check& c) const { return c.ok() ? nullptr : fail(c.code, "%s", c.message); }
 
   unsigned threads() const { return pool ? pool->size() : 1u; }
 
@@ -93,15 +97,8 @@ class Scratch {
   void* pointer_ = nullptr;
 };
 
-// The integer stored in an enum field of a caller's struct. Loading a C enum that holds
-// a value outside its enumerators is undefined in C++, and a malformed call may carry
-// one: read the bits instead, then compare.
-template <class E>
-inline int64_t raw_enum(const E& field) {
-  std::underlying_type_t<E> value;
-  std::memcpy(&value, &field, sizeof value);
-  return static_cast<int64_t>(value);
-}
+// The integer stored in an enum field of a caller's struct (sdk/raw_field.hpp).
+using sdk::raw_enum;
 
 // *out = a * b; false when the product overflows int64.
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) {

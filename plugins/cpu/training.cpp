@@ -9,9 +9,9 @@
 // depends on the thread count.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
+#include "catalyst/sdk/adamw_attrs.hpp"
 #include "dtype_dispatch.h"
 #include "kernels.h"
 #include "tensor_iter.h"
@@ -24,13 +24,6 @@ constexpr int64_t kElementsPerBlock = 32768;  // rows per loss block: this many 
 
 int64_t row_grain(int64_t n) {
   return std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(n, 1));
-}
-
-// A malformed call may hold any byte in a bool field: read the byte, not the bool.
-inline bool raw_bool(const bool& field) {
-  unsigned char byte;
-  std::memcpy(&byte, &field, 1);
-  return byte != 0;
 }
 
 ctl_status* expect_scalar(const OpContext& ctx, const View& v, const char* what) {
@@ -75,7 +68,7 @@ ctl_status* cross_entropy_views(const OpContext& ctx, bool backward, CrossEntrop
                     static_cast<long long>(v->reduction));
   }
   v->ignore_index = attrs.ignore_index;
-  v->ignore_set = raw_bool(attrs.ignore_index_set);
+  v->ignore_set = sdk::raw_bool(attrs.ignore_index_set);
   const bool per_row = v->reduction == CTL_REDUCTION_NONE;
   if (backward) {
     CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->grad, "input 2 (grad_loss)", v->logits.dtype));
@@ -336,14 +329,7 @@ ctl_status* run_adamw_step(const OpContext& ctx) {
   bool given = false;
   CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_ADAMW_ATTRS_STRUCT_SIZE, "ctl_adamw_attrs", &given));
   if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; adamw_step needs a ctl_adamw_attrs");
-  if (a.step == 0) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.step is 0; the first update is step 1");
-  const bool finite = std::isfinite(a.lr) && std::isfinite(a.eps) && std::isfinite(a.weight_decay);
-  if (!finite || !(a.beta1 >= 0 && a.beta1 < 1) || !(a.beta2 >= 0 && a.beta2 < 1) || !(a.eps > 0)) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
-                    "attrs hold lr %g, beta1 %g, beta2 %g, eps %g, weight_decay %g; betas must be in [0, 1), eps > 0 "
-                    "and all finite",
-                    a.lr, a.beta1, a.beta2, a.eps, a.weight_decay);
-  }
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_adamw_attrs(a)));
   if (grad.numel() == 0) return nullptr;
   const bool known =
       dispatch_float(grad.dtype, [&](auto tag) { adamw_elements<typename decltype(tag)::type>(ctx, grad, state, a); });

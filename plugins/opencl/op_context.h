@@ -16,6 +16,8 @@
 #include <string>
 #include <type_traits>
 
+#include "catalyst/sdk/check.hpp"
+#include "catalyst/sdk/raw_field.hpp"
 #include "catalyst/sdk/status.hpp"
 #include "catalyst_plugin.h"
 #include "kernel_cache.h"
@@ -106,12 +108,7 @@ class Temporary {
   cl_mem mem_ = nullptr;
 };
 
-template <class E>
-inline int64_t raw_enum(const E& field) {
-  std::underlying_type_t<E> value;
-  std::memcpy(&value, &field, sizeof value);
-  return static_cast<int64_t>(value);
-}
+using sdk::raw_enum;  // the integer in a caller's enum field (sdk/raw_field.hpp)
 
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) {
   return !__builtin_mul_overflow(a, b, out);
@@ -126,6 +123,8 @@ struct OpContext {
 
   // A status whose message reads "opencl plugin: <op>: <formatted text>".
   [[gnu::format(printf, 3, 4)]] ctl_status* fail(ctl_status_code code, const char* format, ...) const;
+  // NULL when an sdk check passed; else its status, with the same prefix.
+  ctl_status* check(const sdk::Check& c) const { return c.ok() ? nullptr : fail(c.code, "%s", c.message); }
   // A status for a failed OpenCL call, naming the op, the call and the error.
   ctl_status* cl_failed(cl_int error, const char* cl_call) const;
 

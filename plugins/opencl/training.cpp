@@ -6,20 +6,13 @@
 // result never depends on the launch size. MEAN and SUM keep each row's loss in a temporary
 // that one group then adds in a fixed order: no float atomics anywhere.
 #include <cmath>
-#include <cstring>
 #include <string>
 
+#include "catalyst/sdk/adamw_attrs.hpp"
 #include "kernels.h"
 
 namespace catalyst::opencl {
 namespace {
-
-// A malformed call may hold any byte in a bool field: read the byte, not the bool.
-inline bool raw_bool(const bool& field) {
-  unsigned char byte;
-  std::memcpy(&byte, &field, 1);
-  return byte != 0;
-}
 
 // The type MATH_T of training.cl: double where the device has it.
 size_t math_size(const OpContext& ctx) {
@@ -93,7 +86,7 @@ ctl_status* cross_entropy_views(const OpContext& ctx, bool backward, CrossEntrop
                     static_cast<long long>(v->reduction));
   }
   v->ignore_index = attrs.ignore_index;
-  v->ignore_set = raw_bool(attrs.ignore_index_set);
+  v->ignore_set = sdk::raw_bool(attrs.ignore_index_set);
   const bool per_row = v->reduction == CTL_REDUCTION_NONE;
   if (backward) {
     CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->grad, "input 2 (grad_loss)", v->logits.dtype));
@@ -219,14 +212,7 @@ ctl_status* run_adamw_step(const OpContext& ctx) {
   bool given = false;
   CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_ADAMW_ATTRS_STRUCT_SIZE, "ctl_adamw_attrs", &given));
   if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; adamw_step needs a ctl_adamw_attrs");
-  if (a.step == 0) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.step is 0; the first update is step 1");
-  const bool finite = std::isfinite(a.lr) && std::isfinite(a.eps) && std::isfinite(a.weight_decay);
-  if (!finite || !(a.beta1 >= 0 && a.beta1 < 1) || !(a.beta2 >= 0 && a.beta2 < 1) || !(a.eps > 0)) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT,
-                    "attrs hold lr %g, beta1 %g, beta2 %g, eps %g, weight_decay %g; betas must be in [0, 1), eps > 0 "
-                    "and all finite",
-                    a.lr, a.beta1, a.beta2, a.eps, a.weight_decay);
-  }
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_adamw_attrs(a)));
   const DeviceView* views[4] = {&grad, &state[0], &state[1], &state[2]};
   const Iteration it = make_iteration(views, 4);
   if (it.numel == 0) return nullptr;
