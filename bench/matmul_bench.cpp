@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
       for (const Device& device : devices) gflops.push_back(flops / median_seconds(device, n, repeats) / 1e9);
       if (json) {
         for (size_t d = 0; d < devices.size(); ++d) {
-          std::printf("{\"bench\": \"matmul_f32\", \"device\": \"%s\", \"name\": \"%s\", \"n\": %lld, \"gflops\": %.3f}\n",
-                      labels[d].c_str(), devices[d].name().c_str(), static_cast<long long>(n), gflops[d]);
+          std::printf(
+              "{\"bench\": \"matmul_f32\", \"device\": \"%s\", \"name\": \"%s\", \"n\": %lld, \"gflops\": %.3f}\n",
+              labels[d].c_str(), devices[d].name().c_str(), static_cast<long long>(n), gflops[d]);
         }
       } else {
         std::printf("%6lld", static_cast<long long>(n));

@@ -13,10 +13,10 @@ namespace {
 ctl_status* check_range(const ctl_host_api* host, const char* function, const ctl_plugin_buffer* buffer,
                         uint64_t offset, uint64_t size) {
   if (offset > buffer->size || size > buffer->size - offset) {
-    return sdk::make_status(host, CTL_STATUS_OUT_OF_RANGE, "%s%s: bytes [%llu, %llu + %llu) lie outside a %llu-byte buffer",
-                            kLogPrefix, function, static_cast<unsigned long long>(offset),
-                            static_cast<unsigned long long>(offset), static_cast<unsigned long long>(size),
-                            static_cast<unsigned long long>(buffer->size));
+    return sdk::make_status(host, CTL_STATUS_OUT_OF_RANGE,
+                            "%s%s: bytes [%llu, %llu + %llu) lie outside a %llu-byte buffer", kLogPrefix, function,
+                            static_cast<unsigned long long>(offset), static_cast<unsigned long long>(offset),
+                            static_cast<unsigned long long>(size), static_cast<unsigned long long>(buffer->size));
   }
   return nullptr;
 }
@@ -71,8 +71,8 @@ ctl_status* buffer_write(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, u
   CTL_SDK_RETURN_IF_ERROR(check_range(host, "buffer_write", buffer, offset, size));
   if (size == 0) return nullptr;
   if (!source) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_write: source is NULL", kLogPrefix);
-  const cl_int error = clEnqueueWriteBuffer(stream->queue, buffer->mem, CL_FALSE, offset, size, source, 0, nullptr,
-                                            nullptr);
+  const cl_int error =
+      clEnqueueWriteBuffer(stream->queue, buffer->mem, CL_FALSE, offset, size, source, 0, nullptr, nullptr);
   return error == CL_SUCCESS ? nullptr : cl_fail(host, error, "clEnqueueWriteBuffer", "buffer_write");
 }
 
@@ -84,8 +84,8 @@ ctl_status* buffer_read(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, ui
   if (!destination) {
     return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_read: destination is NULL", kLogPrefix);
   }
-  const cl_int error = clEnqueueReadBuffer(stream->queue, buffer->mem, CL_FALSE, offset, size, destination, 0,
-                                           nullptr, nullptr);
+  const cl_int error =
+      clEnqueueReadBuffer(stream->queue, buffer->mem, CL_FALSE, offset, size, destination, 0, nullptr, nullptr);
   return error == CL_SUCCESS ? nullptr : cl_fail(host, error, "clEnqueueReadBuffer", "buffer_read");
 }
 
@@ -120,16 +120,16 @@ ctl_status* buffer_fill(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, ui
   CTL_SDK_RETURN_IF_ERROR(check_range(host, "buffer_fill", buffer, offset, size));
   if (size == 0) return nullptr;
   if (offset % pattern_size == 0) {
-    const cl_int error = clEnqueueFillBuffer(stream->queue, buffer->mem, pattern, pattern_size, offset, size, 0,
-                                             nullptr, nullptr);
+    const cl_int error =
+        clEnqueueFillBuffer(stream->queue, buffer->mem, pattern, pattern_size, offset, size, 0, nullptr, nullptr);
     return error == CL_SUCCESS ? nullptr : cl_fail(host, error, "clEnqueueFillBuffer", "buffer_fill");
   }
   // clEnqueueFillBuffer wants offset aligned to the pattern: write the repeated pattern
   // instead, blocking, because the host copy dies with this call.
   std::vector<unsigned char> bytes(size);
   for (uint64_t i = 0; i < size; i += pattern_size) std::memcpy(bytes.data() + i, pattern, pattern_size);
-  const cl_int error = clEnqueueWriteBuffer(stream->queue, buffer->mem, CL_TRUE, offset, size, bytes.data(), 0,
-                                            nullptr, nullptr);
+  const cl_int error =
+      clEnqueueWriteBuffer(stream->queue, buffer->mem, CL_TRUE, offset, size, bytes.data(), 0, nullptr, nullptr);
   return error == CL_SUCCESS ? nullptr : cl_fail(host, error, "clEnqueueWriteBuffer", "buffer_fill");
 }
 

@@ -21,8 +21,8 @@ ctl_status* cl_fail(const ctl_host_api* host, cl_int error, const char* call, co
 
 // Returns from the enclosing function with a status when an OpenCL call fails; `host` and
 // the call's name are taken from the surrounding scope and the expression.
-#define CTL_CL_RETURN_IF_ERROR(host, expr)                                           \
-  do {                                                                               \
-    const cl_int ctl_cl_error_ = (expr);                                             \
+#define CTL_CL_RETURN_IF_ERROR(host, expr)                                                           \
+  do {                                                                                               \
+    const cl_int ctl_cl_error_ = (expr);                                                             \
     if (ctl_cl_error_ != CL_SUCCESS) return ::catalyst::opencl::cl_fail(host, ctl_cl_error_, #expr); \
   } while (0)

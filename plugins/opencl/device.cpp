@@ -92,9 +92,9 @@ ctl_status* init_device(const ctl_host_api* host, cl_platform_id platform, cl_de
   d->platform_name = platform_string(platform, CL_PLATFORM_NAME);
   const std::string extensions = device_string(id, CL_DEVICE_EXTENSIONS);
   const auto type = device_value<cl_device_type>(id, CL_DEVICE_TYPE, CL_DEVICE_TYPE_DEFAULT);
-  d->kind = (type & CL_DEVICE_TYPE_GPU)           ? CTL_DEVICE_KIND_GPU
-            : (type & CL_DEVICE_TYPE_CPU)         ? CTL_DEVICE_KIND_CPU
-                                                  : CTL_DEVICE_KIND_ACCELERATOR;
+  d->kind = (type & CL_DEVICE_TYPE_GPU)   ? CTL_DEVICE_KIND_GPU
+            : (type & CL_DEVICE_TYPE_CPU) ? CTL_DEVICE_KIND_CPU
+                                          : CTL_DEVICE_KIND_ACCELERATOR;
   d->memory_total = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE, 0);
   d->max_allocation = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0);
   d->compute_units = device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS, 1);
@@ -257,9 +257,8 @@ ctl_status* device_properties(ctl_plugin_device* device, ctl_plugin_device_prope
   // An older core passes a smaller struct: write only what it has room for, and keep its
   // own struct_size and next.
   const size_t caller_size = out_properties->struct_size;
-  const void* next = caller_size >= offsetof(ctl_plugin_device_properties, next) + sizeof(void*)
-                         ? out_properties->next
-                         : nullptr;
+  const void* next =
+      caller_size >= offsetof(ctl_plugin_device_properties, next) + sizeof(void*) ? out_properties->next : nullptr;
   std::memcpy(out_properties, &full, caller_size < sizeof full ? caller_size : sizeof full);
   out_properties->struct_size = caller_size;
   if (caller_size >= offsetof(ctl_plugin_device_properties, next) + sizeof(void*)) out_properties->next = next;

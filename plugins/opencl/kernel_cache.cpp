@@ -64,8 +64,8 @@ void append_build_log(const char* kind, double seconds, const std::string& devic
   const char* path = std::getenv("CATALYST_OPENCL_BUILD_LOG");
   if (!path || !*path) return;
   char line[768];
-  const int length = std::snprintf(line, sizeof line, "%s %.6f %s %s %s\n", kind, seconds, device.c_str(), family,
-                                   defines.c_str());
+  const int length =
+      std::snprintf(line, sizeof line, "%s %.6f %s %s %s\n", kind, seconds, device.c_str(), family, defines.c_str());
   if (length <= 0) return;
   const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return;
@@ -87,7 +87,7 @@ bool make_directories(const std::string& path) {
       if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
     }
   }
-  struct stat info{};
+  struct stat info {};
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
@@ -169,8 +169,8 @@ ctl_status* KernelCache::kernel(const char* family, const std::string& defines, 
                               kLogPrefix, kernel_name, family, defines.c_str(), cl_error_name(error), error);
     }
     size_t limit = 1;
-    if (clGetKernelWorkGroupInfo(made->kernel, device_->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit, &limit,
-                                 nullptr) != CL_SUCCESS) {
+    if (clGetKernelWorkGroupInfo(made->kernel, device_->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit, &limit, nullptr) !=
+        CL_SUCCESS) {
       limit = device_->max_work_group_size;
     }
     made->max_work_group_size = limit;
@@ -232,8 +232,8 @@ ctl_status* KernelCache::build_from_source(const std::string& source, const std:
     sdk::log(host_, CTL_LOG_ERROR, "%sbuilding %s (%s) failed:", kLogPrefix, family, defines.c_str());
     host_->log(host_->context, CTL_LOG_ERROR, log.c_str());
     return sdk::make_status(host_, error == CL_BUILD_PROGRAM_FAILURE ? CTL_STATUS_INTERNAL : cl_error_code(error),
-                            "%sclBuildProgram for kernel family %s (%s) failed: %s (%d); build log: %.300s",
-                            kLogPrefix, family, defines.c_str(), cl_error_name(error), error, log.c_str());
+                            "%sclBuildProgram for kernel family %s (%s) failed: %s (%d); build log: %.300s", kLogPrefix,
+                            family, defines.c_str(), cl_error_name(error), error, log.c_str());
   }
   stats_.built_from_source += 1;
   stats_.source_seconds += seconds_since(start);

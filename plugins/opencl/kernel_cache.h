@@ -35,7 +35,7 @@ struct KernelCacheStats {
   uint32_t built_from_source = 0;
   double source_seconds = 0;  // wall time in clBuildProgram from source
   uint32_t loaded_from_disk = 0;
-  double disk_seconds = 0;    // wall time reading and building cached binaries
+  double disk_seconds = 0;        // wall time reading and building cached binaries
   uint32_t rejected_entries = 0;  // corrupt or stale entries that were rebuilt
 };
 

@@ -171,8 +171,8 @@ struct OpContext {
     cl_int error = CL_SUCCESS;
     ((error == CL_SUCCESS ? (error = set_arg(kernel->kernel, index, args)) : error), ...);
     if (error != CL_SUCCESS) return cl_failed(error, "clSetKernelArg");
-    error = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, work_dims, nullptr, global, local, 0, nullptr,
-                                   nullptr);
+    error =
+        clEnqueueNDRangeKernel(stream->queue, kernel->kernel, work_dims, nullptr, global, local, 0, nullptr, nullptr);
     return error == CL_SUCCESS ? nullptr : cl_failed(error, "clEnqueueNDRangeKernel");
   }
   // The work-group size launch() uses with `kernel`.
@@ -197,7 +197,9 @@ struct OpContext {
   static cl_int set_arg(cl_kernel k, cl_uint& index, cl_mem mem) {
     return clSetKernelArg(k, index++, sizeof(cl_mem), &mem);
   }
-  static cl_int set_arg(cl_kernel k, cl_uint& index, const Scalar& s) { return clSetKernelArg(k, index++, s.size, s.bytes); }
+  static cl_int set_arg(cl_kernel k, cl_uint& index, const Scalar& s) {
+    return clSetKernelArg(k, index++, s.size, s.bytes);
+  }
   static cl_int set_arg(cl_kernel k, cl_uint& index, const LocalBytes& l) {
     return clSetKernelArg(k, index++, l.bytes ? l.bytes : 1, nullptr);
   }

@@ -118,8 +118,8 @@ ctl_status* check_view_dtypes(const ctl_host_api* host, const ctl_plugin_device*
     if (!v || v->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE) continue;  // the family reports it
     const int64_t dtype = raw_enum(v->dtype);
     if (dtype >= 0 && dtype < CTL_DTYPE_COUNT_ && !(device->dtype_mask & bit(static_cast<ctl_dtype>(dtype)))) {
-      return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: %s has no %s support (needs cl_khr_%s)",
-                              kLogPrefix, entry.name, device->name.c_str(), dtype_name(static_cast<ctl_dtype>(dtype)),
+      return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: %s has no %s support (needs cl_khr_%s)", kLogPrefix,
+                              entry.name, device->name.c_str(), dtype_name(static_cast<ctl_dtype>(dtype)),
                               dtype == CTL_DTYPE_F64 ? "fp64" : "fp16");
     }
   }

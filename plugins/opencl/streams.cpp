@@ -63,8 +63,8 @@ void event_destroy(ctl_plugin_event* event) {
 ctl_status* event_record(ctl_plugin_event* event, ctl_plugin_stream* stream) {
   const ctl_host_api* host = event->device->instance->host;
   if (stream->device != event->device) {
-    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sevent_record: the event and stream are on different devices",
-                            kLogPrefix);
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT,
+                            "%sevent_record: the event and stream are on different devices", kLogPrefix);
   }
   cl_event marker = nullptr;
   cl_int error = clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &marker);

@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstring>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -51,9 +51,8 @@ void expect_ok(ctl_status* status, const char* what) {
 class KernelCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    directory_ = fs::temp_directory_path() /
-                 ("catalyst-kernel-cache-test-" + std::to_string(::getpid()) + "-" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    directory_ = fs::temp_directory_path() / ("catalyst-kernel-cache-test-" + std::to_string(::getpid()) + "-" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(directory_);
     fs::create_directories(directory_);
     ::setenv("CATALYST_CACHE_DIR", directory_.c_str(), 1);
