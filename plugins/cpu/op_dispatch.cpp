@@ -1,8 +1,12 @@
-// op_dispatch.cpp — the op table: which ops and dtypes this plugin computes (exactly
-// the table of docs/ops.md), op_supports, and op_execute's routing to a family.
+// op_dispatch.cpp — the op table: which family computes each op of the op set, in every
+// dtype sdk/op_dtypes.hpp (the table of docs/ops.md) gives it; op_supports, and
+// op_execute's routing to a family.
+#include <array>
 #include <exception>
+#include <iterator>
 #include <new>
 
+#include "catalyst/sdk/op_dtypes.hpp"
 #include "catalyst/sdk/status.hpp"
 #include "kernels.h"
 #include "plugin.h"
@@ -11,96 +15,86 @@
 namespace catalyst::cpu {
 namespace {
 
-constexpr uint32_t bit(ctl_dtype d) {
-  return 1u << static_cast<unsigned>(d);
-}
-constexpr uint32_t kFloat = bit(CTL_DTYPE_F32) | bit(CTL_DTYPE_F64) | bit(CTL_DTYPE_F16) | bit(CTL_DTYPE_BF16);
-constexpr uint32_t kInt = bit(CTL_DTYPE_I8) | bit(CTL_DTYPE_U8) | bit(CTL_DTYPE_I32) | bit(CTL_DTYPE_I64);
-constexpr uint32_t kNumeric = kFloat | kInt;
-constexpr uint32_t kAll = kNumeric | bit(CTL_DTYPE_BOOL);
-constexpr uint32_t kMatmul = kFloat | bit(CTL_DTYPE_I32) | bit(CTL_DTYPE_I64);
+using sdk::dtype_bit;
+using Key = sdk::DtypeKey;
 
-// Which view's dtype decides support: the first input, or the first output for ops
-// without inputs (fill, arange, random).
-enum class Key { kInput0, kOutput0 };
-
-struct OpEntry {
-  ctl_op_id id;
-  const char* name;
-  uint32_t dtypes;
-  Key key;
-  ctl_status* (*run)(const OpContext&);
-};
-
-constexpr OpEntry kOps[] = {
-    {CTL_OP_NEG, "neg", kNumeric, Key::kInput0, run_unary},
-    {CTL_OP_ABS, "abs", kNumeric, Key::kInput0, run_unary},
-    {CTL_OP_EXP, "exp", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_LOG, "log", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_SQRT, "sqrt", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_RSQRT, "rsqrt", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_TANH, "tanh", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_SIGMOID, "sigmoid", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_RELU, "relu", kNumeric, Key::kInput0, run_unary},
-    {CTL_OP_GELU, "gelu", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_GELU_TANH, "gelu_tanh", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_SILU, "silu", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_SIN, "sin", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_COS, "cos", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_RECIPROCAL, "reciprocal", kFloat, Key::kInput0, run_unary},
-    {CTL_OP_ADD, "add", kNumeric, Key::kInput0, run_binary},
-    {CTL_OP_SUB, "sub", kNumeric, Key::kInput0, run_binary},
-    {CTL_OP_MUL, "mul", kNumeric, Key::kInput0, run_binary},
-    {CTL_OP_DIV, "div", kNumeric, Key::kInput0, run_binary},
-    {CTL_OP_POW, "pow", kNumeric, Key::kInput0, run_binary},
-    {CTL_OP_MAXIMUM, "maximum", kNumeric, Key::kInput0, run_binary},
-    {CTL_OP_MINIMUM, "minimum", kNumeric, Key::kInput0, run_binary},
-    {CTL_OP_EQ, "eq", kAll, Key::kInput0, run_compare},
-    {CTL_OP_NE, "ne", kAll, Key::kInput0, run_compare},
-    {CTL_OP_LT, "lt", kAll, Key::kInput0, run_compare},
-    {CTL_OP_LE, "le", kAll, Key::kInput0, run_compare},
-    {CTL_OP_GT, "gt", kAll, Key::kInput0, run_compare},
-    {CTL_OP_GE, "ge", kAll, Key::kInput0, run_compare},
-    {CTL_OP_WHERE, "where", kAll, Key::kOutput0, run_where},  // keyed by a/b's dtype
-    {CTL_OP_SUM, "sum", kNumeric, Key::kInput0, run_reduce},
-    {CTL_OP_MEAN, "mean", kFloat, Key::kInput0, run_reduce},
-    {CTL_OP_MAX, "max", kNumeric, Key::kInput0, run_reduce},
-    {CTL_OP_MIN, "min", kNumeric, Key::kInput0, run_reduce},
-    {CTL_OP_ARGMAX, "argmax", kNumeric, Key::kInput0, run_reduce},
-    {CTL_OP_ARGMIN, "argmin", kNumeric, Key::kInput0, run_reduce},
-    {CTL_OP_LOGSUMEXP, "logsumexp", kFloat, Key::kInput0, run_reduce},
-    {CTL_OP_MATMUL, "matmul", kMatmul, Key::kInput0, run_matmul},
-    {CTL_OP_SOFTMAX, "softmax", kFloat, Key::kInput0, run_softmax},
-    {CTL_OP_LOG_SOFTMAX, "log_softmax", kFloat, Key::kInput0, run_softmax},
-    {CTL_OP_LAYER_NORM, "layer_norm", kFloat, Key::kInput0, run_layer_norm},
-    {CTL_OP_RMS_NORM, "rms_norm", kFloat, Key::kInput0, run_rms_norm},
-    {CTL_OP_COPY, "copy", kAll, Key::kInput0, run_copy},
-    {CTL_OP_CAST, "cast", kAll, Key::kInput0, run_cast},
-    {CTL_OP_CONCAT, "concat", kAll, Key::kOutput0, run_concat},
-    {CTL_OP_GATHER, "gather", kAll, Key::kInput0, run_gather},
-    {CTL_OP_SCATTER_ADD, "scatter_add", kNumeric, Key::kInput0, run_scatter_add},
-    {CTL_OP_FILL, "fill", kAll, Key::kOutput0, run_fill},
-    {CTL_OP_ARANGE, "arange", kNumeric, Key::kOutput0, run_arange},
-    {CTL_OP_RANDOM_UNIFORM, "random_uniform", kFloat, Key::kOutput0, run_random},
-    {CTL_OP_RANDOM_NORMAL, "random_normal", kFloat, Key::kOutput0, run_random},
+// The family that runs each op here. Names, dtypes and keys are the op set's
+// (sdk/op_dtypes.hpp), joined in below so that this file cannot disagree with them.
+using OpRun = sdk::OpRunOf<ctl_status* (*)(const OpContext&)>;
+using OpEntry = sdk::OpEntryOf<ctl_status* (*)(const OpContext&)>;
+constexpr OpRun kRuns[] = {
+    {CTL_OP_NEG, run_unary},
+    {CTL_OP_ABS, run_unary},
+    {CTL_OP_EXP, run_unary},
+    {CTL_OP_LOG, run_unary},
+    {CTL_OP_SQRT, run_unary},
+    {CTL_OP_RSQRT, run_unary},
+    {CTL_OP_TANH, run_unary},
+    {CTL_OP_SIGMOID, run_unary},
+    {CTL_OP_RELU, run_unary},
+    {CTL_OP_GELU, run_unary},
+    {CTL_OP_GELU_TANH, run_unary},
+    {CTL_OP_SILU, run_unary},
+    {CTL_OP_SIN, run_unary},
+    {CTL_OP_COS, run_unary},
+    {CTL_OP_RECIPROCAL, run_unary},
+    {CTL_OP_ADD, run_binary},
+    {CTL_OP_SUB, run_binary},
+    {CTL_OP_MUL, run_binary},
+    {CTL_OP_DIV, run_binary},
+    {CTL_OP_POW, run_binary},
+    {CTL_OP_MAXIMUM, run_binary},
+    {CTL_OP_MINIMUM, run_binary},
+    {CTL_OP_EQ, run_compare},
+    {CTL_OP_NE, run_compare},
+    {CTL_OP_LT, run_compare},
+    {CTL_OP_LE, run_compare},
+    {CTL_OP_GT, run_compare},
+    {CTL_OP_GE, run_compare},
+    {CTL_OP_WHERE, run_where},
+    {CTL_OP_SUM, run_reduce},
+    {CTL_OP_MEAN, run_reduce},
+    {CTL_OP_MAX, run_reduce},
+    {CTL_OP_MIN, run_reduce},
+    {CTL_OP_ARGMAX, run_reduce},
+    {CTL_OP_ARGMIN, run_reduce},
+    {CTL_OP_LOGSUMEXP, run_reduce},
+    {CTL_OP_MATMUL, run_matmul},
+    {CTL_OP_SOFTMAX, run_softmax},
+    {CTL_OP_LOG_SOFTMAX, run_softmax},
+    {CTL_OP_LAYER_NORM, run_layer_norm},
+    {CTL_OP_RMS_NORM, run_rms_norm},
+    {CTL_OP_COPY, run_copy},
+    {CTL_OP_CAST, run_cast},
+    {CTL_OP_CONCAT, run_concat},
+    {CTL_OP_GATHER, run_gather},
+    {CTL_OP_SCATTER_ADD, run_scatter_add},
+    {CTL_OP_FILL, run_fill},
+    {CTL_OP_ARANGE, run_arange},
+    {CTL_OP_RANDOM_UNIFORM, run_random},
+    {CTL_OP_RANDOM_NORMAL, run_random},
     // ABI 1.1
-    {CTL_OP_CROSS_ENTROPY, "cross_entropy", kFloat, Key::kInput0, run_cross_entropy},  // keyed by the logits
-    {CTL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", kFloat, Key::kInput0, run_cross_entropy_backward},
-    {CTL_OP_ADAMW_STEP, "adamw_step", kFloat, Key::kInput0, run_adamw_step},  // keyed by grad
-    {CTL_OP_SOFTMAX_BACKWARD, "softmax_backward", kFloat, Key::kInput0, run_softmax_backward},
-    {CTL_OP_LOG_SOFTMAX_BACKWARD, "log_softmax_backward", kFloat, Key::kInput0, run_softmax_backward},
-    {CTL_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", kFloat, Key::kInput0, run_layer_norm_backward},
-    {CTL_OP_RMS_NORM_BACKWARD, "rms_norm_backward", kFloat, Key::kInput0, run_rms_norm_backward},
-    {CTL_OP_GELU_BACKWARD, "gelu_backward", kFloat, Key::kInput0, run_gelu_backward},
-    {CTL_OP_GELU_TANH_BACKWARD, "gelu_tanh_backward", kFloat, Key::kInput0, run_gelu_backward},
-    {CTL_OP_CONV2D, "conv2d", kFloat, Key::kInput0, run_conv2d},
-    {CTL_OP_CONV2D_BACKWARD_INPUT, "conv2d_backward_input", kFloat, Key::kInput0, run_conv2d_backward_input},
-    {CTL_OP_CONV2D_BACKWARD_WEIGHT, "conv2d_backward_weight", kFloat, Key::kInput0, run_conv2d_backward_weight},
-    {CTL_OP_MAX_POOL2D, "max_pool2d", kFloat, Key::kInput0, run_max_pool2d},
-    {CTL_OP_MAX_POOL2D_BACKWARD, "max_pool2d_backward", kFloat, Key::kInput0, run_max_pool2d_backward},
-    {CTL_OP_AVG_POOL2D, "avg_pool2d", kFloat, Key::kInput0, run_avg_pool2d},
-    {CTL_OP_AVG_POOL2D_BACKWARD, "avg_pool2d_backward", kFloat, Key::kInput0, run_avg_pool2d_backward},
+    {CTL_OP_CROSS_ENTROPY, run_cross_entropy},
+    {CTL_OP_CROSS_ENTROPY_BACKWARD, run_cross_entropy_backward},
+    {CTL_OP_ADAMW_STEP, run_adamw_step},
+    {CTL_OP_SOFTMAX_BACKWARD, run_softmax_backward},
+    {CTL_OP_LOG_SOFTMAX_BACKWARD, run_softmax_backward},
+    {CTL_OP_LAYER_NORM_BACKWARD, run_layer_norm_backward},
+    {CTL_OP_RMS_NORM_BACKWARD, run_rms_norm_backward},
+    {CTL_OP_GELU_BACKWARD, run_gelu_backward},
+    {CTL_OP_GELU_TANH_BACKWARD, run_gelu_backward},
+    {CTL_OP_CONV2D, run_conv2d},
+    {CTL_OP_CONV2D_BACKWARD_INPUT, run_conv2d_backward_input},
+    {CTL_OP_CONV2D_BACKWARD_WEIGHT, run_conv2d_backward_weight},
+    {CTL_OP_MAX_POOL2D, run_max_pool2d},
+    {CTL_OP_MAX_POOL2D_BACKWARD, run_max_pool2d_backward},
+    {CTL_OP_AVG_POOL2D, run_avg_pool2d},
+    {CTL_OP_AVG_POOL2D_BACKWARD, run_avg_pool2d_backward},
 };
+
+constexpr auto kOps = sdk::join_op_table(kRuns);
+static_assert(sdk::every_op_runs(kOps) && std::size(kRuns) == std::size(sdk::kOpDtypes),
+              "every op of the op set (sdk/op_dtypes.hpp) needs exactly one family in kRuns");
 
 const OpEntry* find_op(int64_t id) {
   for (const OpEntry& entry : kOps) {
@@ -144,11 +138,11 @@ ctl_status* check_supported(const ctl_host_api* host, const ctl_op_call* call, c
                             static_cast<long long>(dtype));
   }
   const auto known = static_cast<ctl_dtype>(dtype);
-  if (!(entry->dtypes & bit(known))) {
+  if (!(entry->dtypes & dtype_bit(known))) {
     return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s does not support dtype %s", kLogPrefix, entry->name,
                             dtype_name(known));
   }
-  if (entry->id == CTL_OP_MATMUL && !(kFloat & bit(known)) && call->attrs &&
+  if (entry->id == CTL_OP_MATMUL && !(sdk::kFloatDtypes & dtype_bit(known)) && call->attrs &&
       *static_cast<const size_t*>(call->attrs) >= CTL_MATMUL_ATTRS_STRUCT_SIZE &&
       raw_enum(static_cast<const ctl_matmul_attrs*>(call->attrs)->activation) != CTL_ACTIVATION_NONE) {
     return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%smatmul: a fused activation needs a float dtype, not %s",
