@@ -92,7 +92,7 @@ constexpr OpRun kRuns[] = {
 };
 
 constexpr auto kOps = sdk::join_op_table(kRuns);
-static_assert(sdk::every_op_runs(kOps) && std::size(kRuns) == std::size(sdk::kOpDtypes),
+static_assert(sdk::lists_every_op_once(kRuns),
               "every op of the op set (sdk/op_dtypes.hpp) needs exactly one family in kRuns");
 
 const OpEntry* find_op(int64_t id) {

@@ -152,14 +152,17 @@ constexpr std::array<OpEntryOf<Run>, std::size(kOpDtypes)> join_op_table(const O
   return ops;
 }
 
-// True when every op of the op set has a function: for a static_assert in a plugin that
-// implements the whole op set.
+// True when `runs` names every op of the op set exactly once and nothing else: for a
+// static_assert in a plugin that implements the whole op set. (It compares ids, not
+// function pointers, which sanitizer builds do not allow in constant expressions.)
 template <class Run, size_t N>
-constexpr bool every_op_runs(const std::array<OpEntryOf<Run>, N>& ops) {
-  for (const OpEntryOf<Run>& entry : ops) {
-    if (!entry.run) return false;
+constexpr bool lists_every_op_once(const OpRunOf<Run> (&runs)[N]) {
+  for (const OpDtypes& op : kOpDtypes) {
+    size_t found = 0;
+    for (const OpRunOf<Run>& r : runs) found += r.id == op.id ? 1 : 0;
+    if (found != 1) return false;
   }
-  return true;
+  return N == std::size(kOpDtypes);
 }
 
 }  // namespace catalyst::sdk
