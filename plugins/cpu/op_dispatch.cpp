@@ -103,19 +103,6 @@ const OpEntry* find_op(int64_t id) {
   return nullptr;
 }
 
-// The dtype that decides support, or false when the call has no view to read it from.
-bool key_dtype(const ctl_op_call* call, Key key, int64_t* out) {
-  const ctl_tensor_view* view = nullptr;
-  if (key == Key::kInput0) {
-    if (call->input_count > 0 && call->inputs) view = call->inputs[0];
-  } else if (call->output_count > 0 && call->outputs) {
-    view = call->outputs[0];
-  }
-  if (!view || view->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE) return false;
-  *out = raw_enum(view->dtype);
-  return true;
-}
-
 // Checks the call header and that op and dtype are in the table; NULL when they are.
 ctl_status* check_supported(const ctl_host_api* host, const ctl_op_call* call, const OpEntry** out_entry) {
   if (!call) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%scall is NULL", kLogPrefix);
@@ -128,11 +115,12 @@ ctl_status* check_supported(const ctl_host_api* host, const ctl_op_call* call, c
     return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%sunknown op id %lld", kLogPrefix,
                             static_cast<long long>(raw_enum(call->op)));
   }
-  int64_t dtype;
-  if (!key_dtype(call, entry->key, &dtype)) {
+  const ctl_tensor_view* key_view = sdk::dtype_key_view(call, entry->key);
+  if (!key_view) {
     return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: the call has no %s to take the dtype from",
                             kLogPrefix, entry->name, entry->key == Key::kInput0 ? "input 0" : "output 0");
   }
+  const int64_t dtype = raw_enum(key_view->dtype);
   if (dtype < 0 || dtype >= CTL_DTYPE_COUNT_) {
     return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: unknown dtype %lld", kLogPrefix, entry->name,
                             static_cast<long long>(dtype));

@@ -132,13 +132,8 @@ ctl_status* check_supported(const ctl_host_api* host, const ctl_plugin_device* d
     return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%sunknown op id %lld", kLogPrefix,
                             static_cast<long long>(raw_enum(call->op)));
   }
-  const ctl_tensor_view* view = nullptr;
-  if (entry->key == Key::kInput0) {
-    if (call->input_count > 0 && call->inputs) view = call->inputs[0];
-  } else if (call->output_count > 0 && call->outputs) {
-    view = call->outputs[0];
-  }
-  if (!view || view->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE) {
+  const ctl_tensor_view* view = sdk::dtype_key_view(call, entry->key);
+  if (!view) {
     return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: the call has no %s to take the dtype from",
                             kLogPrefix, entry->name, entry->key == Key::kInput0 ? "input 0" : "output 0");
   }
