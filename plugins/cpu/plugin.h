@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <new>
 
+#include "catalyst/sdk/host_memory.hpp"
 #include "catalyst_plugin.h"
 #include "thread_pool.h"
 
@@ -40,19 +40,8 @@ struct ctl_plugin_event {
 
 namespace catalyst::cpu {
 
-// Allocates a T with the host allocator (so the core counts it) and constructs it; NULL
-// when the host is out of memory.
-template <class T, class... Args>
-T* host_new(const ctl_host_api* host, Args&&... args) {
-  void* memory = host->alloc(host->context, sizeof(T), alignof(T) < 16 ? 16 : alignof(T));
-  return memory ? new (memory) T{static_cast<Args&&>(args)...} : nullptr;
-}
-template <class T>
-void host_delete(const ctl_host_api* host, T* object) {
-  if (!object) return;
-  object->~T();
-  host->free(host->context, object);
-}
+using sdk::host_delete;
+using sdk::host_new;
 
 // device.cpp
 ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_instance);

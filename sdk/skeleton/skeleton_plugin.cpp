@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 
+#include "catalyst/sdk/host_memory.hpp"
 #include "catalyst/sdk/status.hpp"
 #include "catalyst_plugin.h"
 
@@ -35,19 +36,8 @@ struct Event {
   Device* device;
 };
 
-// Allocates a T through the host allocator (so the core can count it) and constructs it.
-template <typename T, typename... Args>
-T* host_new(const ctl_host_api* host, Args&&... args) {
-  void* memory = host->alloc(host->context, sizeof(T), alignof(T) < sizeof(void*) ? sizeof(void*) : alignof(T));
-  return memory ? new (memory) T{args...} : nullptr;
-}
-
-template <typename T>
-void host_delete(const ctl_host_api* host, T* object) {
-  if (!object) return;
-  object->~T();
-  host->free(host->context, object);
-}
+using catalyst::sdk::host_delete;
+using catalyst::sdk::host_new;
 
 const ctl_host_api* host_of(Device* device) {
   return device->instance->host;
