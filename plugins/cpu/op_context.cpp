@@ -6,15 +6,14 @@
 #include <cstdio>
 
 #include "catalyst/sdk/attrs.hpp"
+#include "catalyst/sdk/op_dtypes.hpp"
 #include "catalyst/sdk/view_check.hpp"
 #include "plugin.h"
 
 namespace catalyst::cpu {
 
 const char* dtype_name(ctl_dtype dtype) {
-  static const char* const names[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
-  const auto index = static_cast<uint64_t>(raw_enum(dtype));
-  return index < sizeof names / sizeof names[0] ? names[index] : "unknown";
+  return sdk::dtype_name(dtype);
 }
 
 ctl_status* OpContext::fail(ctl_status_code code, const char* format, ...) const {

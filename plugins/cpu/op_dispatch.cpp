@@ -15,9 +15,6 @@
 namespace catalyst::cpu {
 namespace {
 
-using sdk::dtype_bit;
-using Key = sdk::DtypeKey;
-
 // The family that runs each op here. Names, dtypes and keys are the op set's
 // (sdk/op_dtypes.hpp), joined in below so that this file cannot disagree with them.
 using OpRun = sdk::OpRunOf<ctl_status* (*)(const OpContext&)>;
@@ -105,37 +102,11 @@ const OpEntry* find_op(int64_t id) {
 
 // Checks the call header and that op and dtype are in the table; NULL when they are.
 ctl_status* check_supported(const ctl_host_api* host, const ctl_op_call* call, const OpEntry** out_entry) {
-  if (!call) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%scall is NULL", kLogPrefix);
-  if (call->struct_size < CTL_OP_CALL_STRUCT_SIZE) {
-    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%scall struct_size %zu is smaller than %zu", kLogPrefix,
-                            call->struct_size, static_cast<size_t>(CTL_OP_CALL_STRUCT_SIZE));
+  const sdk::OpDtypes* op = nullptr;
+  if (const sdk::Check check = sdk::check_op_dtype(call, &op); !check.ok()) {
+    return sdk::make_status(host, check.code, "%s%s", kLogPrefix, check.message);
   }
-  const OpEntry* entry = find_op(raw_enum(call->op));
-  if (!entry) {
-    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%sunknown op id %lld", kLogPrefix,
-                            static_cast<long long>(raw_enum(call->op)));
-  }
-  const ctl_tensor_view* key_view = sdk::dtype_key_view(call, entry->key);
-  if (!key_view) {
-    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: the call has no %s to take the dtype from",
-                            kLogPrefix, entry->name, entry->key == Key::kInput0 ? "input 0" : "output 0");
-  }
-  const int64_t dtype = raw_enum(key_view->dtype);
-  if (dtype < 0 || dtype >= CTL_DTYPE_COUNT_) {
-    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: unknown dtype %lld", kLogPrefix, entry->name,
-                            static_cast<long long>(dtype));
-  }
-  const auto known = static_cast<ctl_dtype>(dtype);
-  if (!(entry->dtypes & dtype_bit(known))) {
-    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s does not support dtype %s", kLogPrefix, entry->name,
-                            dtype_name(known));
-  }
-  if (entry->id == CTL_OP_MATMUL && !(sdk::kFloatDtypes & dtype_bit(known)) && call->attrs &&
-      *static_cast<const size_t*>(call->attrs) >= CTL_MATMUL_ATTRS_STRUCT_SIZE &&
-      raw_enum(static_cast<const ctl_matmul_attrs*>(call->attrs)->activation) != CTL_ACTIVATION_NONE) {
-    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%smatmul: a fused activation needs a float dtype, not %s",
-                            kLogPrefix, dtype_name(known));
-  }
+  const OpEntry* entry = &kOps[static_cast<size_t>(op - sdk::kOpDtypes)];  // kOps follows kOpDtypes' order
   *out_entry = entry;
   return nullptr;
 }

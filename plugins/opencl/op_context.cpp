@@ -7,15 +7,14 @@
 #include <string>
 
 #include "catalyst/sdk/attrs.hpp"
+#include "catalyst/sdk/op_dtypes.hpp"
 #include "catalyst/sdk/view_check.hpp"
 #include "cl_errors.h"
 
 namespace catalyst::opencl {
 
 const char* dtype_tag(ctl_dtype dtype) {
-  static const char* const tags[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
-  const auto index = static_cast<uint64_t>(raw_enum(dtype));
-  return index < sizeof tags / sizeof tags[0] ? tags[index] : "unknown";
+  return sdk::dtype_name(dtype);  // the tags of kernels/common.cl are the dtype names
 }
 
 const char* dtype_name(ctl_dtype dtype) {

@@ -14,9 +14,6 @@
 namespace catalyst::opencl {
 namespace {
 
-using sdk::dtype_bit;
-using Key = sdk::DtypeKey;
-
 // The family that runs each op here. Names, dtypes and keys are the op set's
 // (sdk/op_dtypes.hpp), joined in below so that this file cannot disagree with them.
 using OpRun = sdk::OpRunOf<ctl_status* (*)(const OpContext&)>;
@@ -95,13 +92,6 @@ constexpr auto kOps = sdk::join_op_table(kRuns);
 static_assert(sdk::lists_every_op_once(kRuns),
               "every op of the op set (sdk/op_dtypes.hpp) needs exactly one family in kRuns");
 
-const OpEntry* find_op(int64_t id) {
-  for (const OpEntry& entry : kOps) {
-    if (entry.id == id) return &entry;
-  }
-  return nullptr;
-}
-
 // Every view of the call must be in a dtype the device computes in (f64 and f16 depend
 // on the driver), not only the one that keys the table.
 ctl_status* check_view_dtypes(const ctl_host_api* host, const ctl_plugin_device* device, const OpEntry& entry,
@@ -110,7 +100,8 @@ ctl_status* check_view_dtypes(const ctl_host_api* host, const ctl_plugin_device*
     const ctl_tensor_view* v = views[i];
     if (!v || v->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE) continue;  // the family reports it
     const int64_t dtype = raw_enum(v->dtype);
-    if (dtype >= 0 && dtype < CTL_DTYPE_COUNT_ && !(device->dtype_mask & dtype_bit(static_cast<ctl_dtype>(dtype)))) {
+    if (dtype >= 0 && dtype < CTL_DTYPE_COUNT_ &&
+        !(device->dtype_mask & sdk::dtype_bit(static_cast<ctl_dtype>(dtype)))) {
       return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: %s has no %s support (needs cl_khr_%s)", kLogPrefix,
                               entry.name, device->name.c_str(), dtype_name(static_cast<ctl_dtype>(dtype)),
                               dtype == CTL_DTYPE_F64 ? "fp64" : "fp16");
@@ -122,39 +113,13 @@ ctl_status* check_view_dtypes(const ctl_host_api* host, const ctl_plugin_device*
 // Checks the call header and that op and dtype are in the table; NULL when they are.
 ctl_status* check_supported(const ctl_host_api* host, const ctl_plugin_device* device, const ctl_op_call* call,
                             const OpEntry** out_entry) {
-  if (!call) return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%scall is NULL", kLogPrefix);
-  if (call->struct_size < CTL_OP_CALL_STRUCT_SIZE) {
-    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%scall struct_size %zu is smaller than %zu", kLogPrefix,
-                            call->struct_size, static_cast<size_t>(CTL_OP_CALL_STRUCT_SIZE));
+  const sdk::OpDtypes* op = nullptr;
+  if (const sdk::Check check = sdk::check_op_dtype(call, &op); !check.ok()) {
+    return sdk::make_status(host, check.code, "%s%s", kLogPrefix, check.message);
   }
-  const OpEntry* entry = find_op(raw_enum(call->op));
-  if (!entry) {
-    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%sunknown op id %lld", kLogPrefix,
-                            static_cast<long long>(raw_enum(call->op)));
-  }
-  const ctl_tensor_view* view = sdk::dtype_key_view(call, entry->key);
-  if (!view) {
-    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: the call has no %s to take the dtype from",
-                            kLogPrefix, entry->name, entry->key == Key::kInput0 ? "input 0" : "output 0");
-  }
-  const int64_t dtype = raw_enum(view->dtype);
-  if (dtype < 0 || dtype >= CTL_DTYPE_COUNT_) {
-    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s%s: unknown dtype %lld", kLogPrefix, entry->name,
-                            static_cast<long long>(dtype));
-  }
-  const auto known = static_cast<ctl_dtype>(dtype);
-  if (!(entry->dtypes & dtype_bit(known))) {
-    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s does not support dtype %s", kLogPrefix, entry->name,
-                            dtype_name(known));
-  }
+  const OpEntry* entry = &kOps[static_cast<size_t>(op - sdk::kOpDtypes)];  // kOps follows kOpDtypes' order
   CTL_SDK_RETURN_IF_ERROR(check_view_dtypes(host, device, *entry, call->inputs, call->input_count));
   CTL_SDK_RETURN_IF_ERROR(check_view_dtypes(host, device, *entry, call->outputs, call->output_count));
-  if (entry->id == CTL_OP_MATMUL && !(sdk::kFloatDtypes & dtype_bit(known)) && call->attrs &&
-      *static_cast<const size_t*>(call->attrs) >= CTL_MATMUL_ATTRS_STRUCT_SIZE &&
-      raw_enum(static_cast<const ctl_matmul_attrs*>(call->attrs)->activation) != CTL_ACTIVATION_NONE) {
-    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%smatmul: a fused activation needs a float dtype, not %s",
-                            kLogPrefix, dtype_name(known));
-  }
   *out_entry = entry;
   return nullptr;
 }

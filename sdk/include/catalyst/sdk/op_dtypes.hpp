@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "catalyst/sdk/check.hpp"
+#include "catalyst/sdk/raw_field.hpp"
 #include "catalyst_plugin.h"
 
 namespace catalyst::sdk {
@@ -22,6 +24,13 @@ constexpr uint32_t kIntDtypes =
 constexpr uint32_t kNumericDtypes = kFloatDtypes | kIntDtypes;
 constexpr uint32_t kAllDtypes = kNumericDtypes | dtype_bit(CTL_DTYPE_BOOL);
 constexpr uint32_t kMatmulDtypes = kFloatDtypes | dtype_bit(CTL_DTYPE_I32) | dtype_bit(CTL_DTYPE_I64);
+
+// "f32", "bf16", ...; "unknown" for a value outside the enum (read without loading it).
+inline const char* dtype_name(ctl_dtype dtype) {
+  static const char* const names[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
+  const auto index = static_cast<uint64_t>(raw_enum(dtype));
+  return index < sizeof names / sizeof names[0] ? names[index] : "unknown";
+}
 
 // Which view's dtype decides support: the first input, or the first output for ops
 // without inputs (fill, arange, random) and for where (keyed by a and b's dtype).
@@ -121,6 +130,42 @@ inline const ctl_tensor_view* dtype_key_view(const ctl_op_call* call, DtypeKey k
     view = call->outputs[0];
   }
   return view && view->struct_size >= CTL_TENSOR_VIEW_STRUCT_SIZE ? view : nullptr;
+}
+
+// The checks every plugin makes before routing a call: its header, that the op is in the op
+// set, and that the op set defines it for the dtype of its key view (and, for matmul, that
+// a fused activation has a float dtype). On success *out_op is the op's entry; on failure
+// the message goes after the plugin's own prefix.
+inline Check check_op_dtype(const ctl_op_call* call, const OpDtypes** out_op) {
+  if (!call) return check_failed(CTL_STATUS_INVALID_ARGUMENT, "call is NULL");
+  if (call->struct_size < CTL_OP_CALL_STRUCT_SIZE) {
+    return check_failed(CTL_STATUS_INVALID_ARGUMENT, "call struct_size %zu is smaller than %zu", call->struct_size,
+                        static_cast<size_t>(CTL_OP_CALL_STRUCT_SIZE));
+  }
+  const OpDtypes* op = find_op_dtypes(raw_enum(call->op));
+  if (!op)
+    return check_failed(CTL_STATUS_UNSUPPORTED, "unknown op id %lld", static_cast<long long>(raw_enum(call->op)));
+  const ctl_tensor_view* key_view = dtype_key_view(call, op->key);
+  if (!key_view) {
+    return check_failed(CTL_STATUS_INVALID_ARGUMENT, "%s: the call has no %s to take the dtype from", op->name,
+                        op->key == DtypeKey::kInput0 ? "input 0" : "output 0");
+  }
+  const int64_t dtype = raw_enum(key_view->dtype);
+  if (dtype < 0 || dtype >= CTL_DTYPE_COUNT_) {
+    return check_failed(CTL_STATUS_INVALID_ARGUMENT, "%s: unknown dtype %lld", op->name, static_cast<long long>(dtype));
+  }
+  const auto known = static_cast<ctl_dtype>(dtype);
+  if (!(op->dtypes & dtype_bit(known))) {
+    return check_failed(CTL_STATUS_UNSUPPORTED, "%s does not support dtype %s", op->name, dtype_name(known));
+  }
+  if (op->id == CTL_OP_MATMUL && !(kFloatDtypes & dtype_bit(known)) && call->attrs &&
+      *static_cast<const size_t*>(call->attrs) >= CTL_MATMUL_ATTRS_STRUCT_SIZE &&
+      raw_enum(static_cast<const ctl_matmul_attrs*>(call->attrs)->activation) != CTL_ACTIVATION_NONE) {
+    return check_failed(CTL_STATUS_UNSUPPORTED, "matmul: a fused activation needs a float dtype, not %s",
+                        dtype_name(known));
+  }
+  *out_op = op;
+  return {};
 }
 
 // A plugin's op table: each op set entry joined with the plugin's function that runs it.
