@@ -159,7 +159,8 @@ ctl_status* run_norm(const OpContext& ctx, bool layer) {
   Kernel* k = nullptr;
   CTL_SDK_RETURN_IF_ERROR(ctx.kernel("normalization", defines(x.dtype), "norm_rows", &k));
   const RowLaunch launch = row_launch(ctx, k, rows.count, n);
-  // Absent views pass x's buffer as a placeholder the kernel never touches.
+  // An absent view still fills its kernel arguments: it passes x's buffer, which the kernel
+  // reads through that argument only when the matching has_* flag is set, never here.
   const DeviceView& w = has_weight ? weight : x;
   const DeviceView& b = has_bias ? bias : x;
   const DeviceView& mo = has_mean ? mean : y;

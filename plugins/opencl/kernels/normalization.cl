@@ -102,7 +102,8 @@ __kernel void softmax_backward_rows(__global const T_(TA)* y, long y_offset, lon
 }
 
 // layer_norm (layer = 1) and rms_norm (layer = 0) over the row; weight, bias, mean and rstd
-// are used only where their has_* flag is set (their buffers are placeholders otherwise).
+// are used only where their has_* flag is set; otherwise the host passes x's buffer there,
+// because every kernel argument needs a value.
 __kernel void norm_rows(__global const T_(TA)* x, long x_offset, long8 x_rows, long x_step, __global T_(TA)* y,
                         long y_offset, long8 y_rows, long y_step, __global const T_(TA)* w, long w_offset,
                         long w_step, __global const T_(TA)* b, long b_offset, long b_step, __global T_(TS)* mean_out,
