@@ -10,6 +10,7 @@
 #include <new>
 
 #include "catalyst/sdk/status.hpp"
+#include "isa.h"
 #include "plugin.h"
 
 namespace catalyst::cpu {
@@ -62,6 +63,33 @@ uint64_t meminfo_bytes(const char* key) {
   }
   std::fclose(file);
   return result;
+}
+
+// Says which kernels run and why, and warns when CATALYST_CPU_ISA could not be honoured.
+void log_isa_choice(const ctl_host_api* host) {
+  const IsaInfo& info = isa_info();
+  if (info.request && !info.request_valid) {
+    sdk::log(host, CTL_LOG_WARNING, "%sCATALYST_CPU_ISA=\"%s\" is not baseline, avx2 or avx512; ignored", kLogPrefix,
+             info.request);
+  } else if (info.request && std::strcmp(info.request, isa_name(info.isa)) != 0) {
+    sdk::log(host, CTL_LOG_WARNING, "%sCATALYST_CPU_ISA=%s asks for more than this CPU and OS allow; using %s",
+             kLogPrefix, info.request, isa_name(info.isa));
+  }
+  sdk::log(host, CTL_LOG_INFO, "%s%s kernels (detected %s%s%s)", kLogPrefix, isa_name(info.isa),
+           isa_name(info.detected), info.avx512_bf16 ? ", bf16 dot product" : "",
+           info.avx512_fp16 ? ", fp16 arithmetic" : "");
+}
+
+// The plugin version and the kernels in use, as `catalyst devices` shows it.
+const char* driver_version() {
+  switch (active_isa()) {
+    case Isa::kAvx512:
+      return "catalyst-cpu 1.1.0 (avx512 kernels)";
+    case Isa::kAvx2:
+      return "catalyst-cpu 1.1.0 (avx2 kernels)";
+    default:
+      return "catalyst-cpu 1.1.0 (baseline kernels)";
+  }
 }
 
 uint64_t memory_total() {
@@ -150,6 +178,7 @@ ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_
     }
     if (host->struct_size >= CTL_HOST_API_STRUCT_SIZE && host->log) {
       sdk::log(host, CTL_LOG_DEBUG, "%s\"%s\" with %u threads", kLogPrefix, instance->device.name, threads);
+      log_isa_choice(host);
     }
   } catch (const std::bad_alloc&) {
     host_delete(host, instance);
@@ -214,7 +243,7 @@ ctl_status* device_properties(ctl_plugin_device* device, ctl_plugin_device_prope
   full.next = nullptr;
   full.name = device->name;
   full.vendor = device->vendor;
-  full.driver_version = "catalyst-cpu 1.0.0";
+  full.driver_version = driver_version();
   full.kind = CTL_DEVICE_KIND_CPU;
   full.memory_total = memory_total();
   full.memory_free = memory_free();

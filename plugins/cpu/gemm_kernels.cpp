@@ -5,9 +5,9 @@
 // This file is compiled with -ffp-contract=fast so that a * b + c becomes one FMA.
 #include "gemm_kernels.h"
 
+#include "isa.h"
 #include "simd_state.h"
 
-#include <cstdlib>
 #include <cstring>
 
 namespace catalyst::cpu {
@@ -64,38 +64,13 @@ void f64_generic(int64_t kc, const double* a, const double* b, double* c) {
   micro_kernel<4, 2, 2>(kc, a, b, c);
 }
 
-enum class Isa { kGeneric, kAvx2, kAvx512 };
-
-Isa detect_isa() {
-  __builtin_cpu_init();
-  Isa isa = Isa::kGeneric;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512bw")) {
-    isa = Isa::kAvx512;
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    isa = Isa::kAvx2;
-  }
-  if (const char* env = std::getenv("CATALYST_CPU_GEMM_ISA")) {
-    if (std::strcmp(env, "generic") == 0)
-      isa = Isa::kGeneric;
-    else if (std::strcmp(env, "avx2") == 0 && isa == Isa::kAvx512)
-      isa = Isa::kAvx2;
-  }
-  return isa;
-}
-
-Isa isa() {
-  static const Isa detected = detect_isa();  // thread-safe one-time initialisation
-  return detected;
-}
-
 }  // namespace
 
 const GemmKernel<float>& gemm_kernel_f32() {
   static const GemmKernel<float> avx512{12, 32, f32_avx512, "avx512"};
   static const GemmKernel<float> avx2{6, 16, f32_avx2, "avx2"};
   static const GemmKernel<float> generic{4, 8, f32_generic, "generic"};
-  switch (isa()) {
+  switch (active_isa()) {
     case Isa::kAvx512:
       return avx512;
     case Isa::kAvx2:
@@ -109,7 +84,7 @@ const GemmKernel<double>& gemm_kernel_f64() {
   static const GemmKernel<double> avx512{12, 16, f64_avx512, "avx512"};
   static const GemmKernel<double> avx2{6, 8, f64_avx2, "avx2"};
   static const GemmKernel<double> generic{4, 4, f64_generic, "generic"};
-  switch (isa()) {
+  switch (active_isa()) {
     case Isa::kAvx512:
       return avx512;
     case Isa::kAvx2:

@@ -16,8 +16,7 @@ struct GemmKernel {
   const char* isa;  // "avx512", "avx2" or "generic"
 };
 
-// The best kernel this CPU runs. CATALYST_CPU_GEMM_ISA=avx2|generic lowers the choice
-// (to test every kernel on one machine); it can never raise it past what the CPU has.
+// The kernel of the active instruction set (isa.h).
 const GemmKernel<float>& gemm_kernel_f32();
 const GemmKernel<double>& gemm_kernel_f64();
 
