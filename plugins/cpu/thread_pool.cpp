@@ -1,13 +1,99 @@
-// thread_pool.cpp — worker threads that sleep until a parallel-for hands them a part.
+// thread_pool.cpp — worker threads that spin briefly, then sleep on a futex, until a
+// parallel-for hands them a part.
 #include "thread_pool.h"
 
+#include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <climits>
 #include <cstdlib>
+#include <cstring>
 
 #include "simd_state.h"
 
 namespace catalyst::cpu {
+namespace {
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected) {
+  // Returns at once when *word != expected (EAGAIN), on a wake-up, or spuriously (EINTR);
+  // every caller re-checks the word in a loop.
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until *word differs from `seen` or kSpinMicroseconds pass; returns the last value
+// read. The clock is read only every 64 pauses: a pause is tens of nanoseconds.
+uint32_t spin_while_equal(const std::atomic<uint32_t>& word, uint32_t seen) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::microseconds(ThreadPool::kSpinMicroseconds);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      const uint32_t value = word.load(std::memory_order_acquire);
+      if (value != seen) return value;
+      cpu_relax();
+    }
+    if (Clock::now() >= deadline) return word.load(std::memory_order_acquire);
+    // On a machine with more runnable threads than CPUs, the thread this one waits for
+    // may be queued behind it: yielding lets it run instead of burning the slice.
+    sched_yield();
+  }
+}
+
+// Waits until *word differs from `seen`: a bounded spin, then futex sleeps. `sleepers`
+// counts threads asleep on the word, so that the waker calls into the kernel only when
+// someone sleeps. The seq_cst increment and load pair with the waker's seq_cst store and
+// load: either the waker sees the sleeper, or the sleeper sees the new value.
+uint32_t wait_while_equal(std::atomic<uint32_t>& word, uint32_t seen, std::atomic<uint32_t>& sleepers) {
+  uint32_t value = spin_while_equal(word, seen);
+  if (value != seen) return value;
+  sleepers.fetch_add(1, std::memory_order_seq_cst);
+  while ((value = word.load(std::memory_order_seq_cst)) == seen) futex_wait(&word, seen);
+  sleepers.fetch_sub(1, std::memory_order_relaxed);
+  return value;
+}
+
+void wake_if_sleeping(std::atomic<uint32_t>& word, const std::atomic<uint32_t>& sleepers) {
+  if (sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&word);
+}
+
+// The CPUs this process may run on, in order.
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+// Pinning keeps each worker's slice of the data in one core's caches from op to op; it
+// helps only when every thread has a CPU of its own. With more threads than CPUs (or
+// CATALYST_CPU_PIN=0) the scheduler is left to balance. The caller's thread belongs to
+// the user and is never pinned; worker i gets the i-th allowed CPU, leaving CPU 0 of the
+// set, where the scheduler usually keeps the main thread, to the caller.
+bool pinning_wanted(unsigned threads, const std::vector<int>& cpus) {
+  if (const char* env = std::getenv("CATALYST_CPU_PIN")) {
+    if (std::strcmp(env, "0") == 0) return false;
+  }
+  return threads > 1 && cpus.size() == threads;
+}
+
+}  // namespace
 
 unsigned default_thread_count() {
   if (const char* env = std::getenv("CATALYST_CPU_THREADS")) {
@@ -16,88 +102,101 @@ unsigned default_thread_count() {
     // A bad value is ignored rather than fatal: the plugin must load whatever the env says.
     if (end != env && *end == '\0' && value > 0) return static_cast<unsigned>(std::min(value, 1024L));
   }
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    const int count = CPU_COUNT(&set);
-    if (count > 0) return static_cast<unsigned>(count);
-  }
+  const std::vector<int> cpus = allowed_cpus();
+  if (!cpus.empty()) return static_cast<unsigned>(cpus.size());
   const unsigned hw = std::thread::hardware_concurrency();
   return hw ? hw : 1u;
 }
 
 ThreadPool::ThreadPool(unsigned threads) : size_(threads ? threads : 1u) {
+  const std::vector<int> cpus = allowed_cpus();
+  const bool pin = pinning_wanted(size_, cpus);
   workers_.reserve(size_ - 1);
-  for (unsigned i = 1; i < size_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (unsigned i = 1; i < size_; ++i) {
+    workers_.emplace_back([this, i] { worker_loop(i); });
+    if (pin) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpus[i], &set);
+      // Best effort: a refused affinity (a container's policy) only costs locality.
+      pthread_setaffinity_np(workers_.back().native_handle(), sizeof set, &set);
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  start_.notify_all();
+  stopping_ = true;
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(&generation_);
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::worker_loop(unsigned index) {
-  uint64_t seen = 0;
+namespace {
+
+constexpr uint64_t claim_word(uint32_t generation, unsigned parts, unsigned next) {
+  return (uint64_t{generation} << 32) | (uint64_t{parts} << 16) | next;
+}
+
+}  // namespace
+
+unsigned ThreadPool::run_parts(uint32_t generation) {
+  unsigned ran = 0;
+  uint64_t word = claim_.load(std::memory_order_acquire);
   for (;;) {
-    void (*body)(void*, unsigned);
-    void* context;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
-      if (index >= parts_) continue;  // this job has fewer parts than threads
-      body = body_;
-      context = context_;
-    }
-    std::exception_ptr error;
-    clear_upper_state();
+    const unsigned parts = static_cast<unsigned>(word >> 16) & 0xffffu;
+    const unsigned next = static_cast<unsigned>(word) & 0xffffu;
+    if (static_cast<uint32_t>(word >> 32) != generation || next >= parts) return ran;
+    if (!claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
     try {
-      body(context, index);
+      body_(context_, next);
     } catch (...) {
-      error = std::current_exception();
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      if (!error_) error_ = std::current_exception();
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (error && !error_) error_ = error;
-    if (--pending_ == 0) done_.notify_one();
+    ++ran;
+    word = claim_.load(std::memory_order_acquire);
+  }
+}
+
+void ThreadPool::worker_loop(unsigned /*index*/) {
+  uint32_t seen = 0;
+  for (;;) {
+    seen = wait_while_equal(generation_, seen, sleeping_workers_);
+    if (stopping_) return;
+    clear_upper_state();
+    const unsigned ran = run_parts(seen);
+    if (ran == 0) continue;
+    finished_.fetch_add(ran, std::memory_order_seq_cst);
+    wake_if_sleeping(finished_, caller_sleeping_);
   }
 }
 
 void ThreadPool::run(unsigned parts, void (*body)(void*, unsigned), void* context) {
   if (parts == 0) return;
   bool expected = false;
-  if (parts == 1 || workers_.empty() || !busy_.compare_exchange_strong(expected, true)) {
+  if (parts == 1 || workers_.empty() || !busy_.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
     for (unsigned p = 0; p < parts; ++p) body(context, p);
     return;
   }
   parts = std::min(parts, size_);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    body_ = body;
-    context_ = context;
-    parts_ = parts;
-    pending_ = parts - 1;
-    error_ = nullptr;
-    ++generation_;
+  body_ = body;
+  context_ = context;
+  error_ = nullptr;
+  finished_.store(0, std::memory_order_relaxed);
+  const uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  claim_.store(claim_word(generation, parts, 0), std::memory_order_release);
+  // seq_cst: pairs with a sleeping worker's (see wait_while_equal).
+  generation_.store(generation, std::memory_order_seq_cst);
+  wake_if_sleeping(generation_, sleeping_workers_);
+  const unsigned mine = run_parts(generation);
+  const uint32_t theirs = parts - mine;
+  for (uint32_t done = finished_.load(std::memory_order_acquire); done != theirs;
+       done = finished_.load(std::memory_order_acquire)) {
+    wait_while_equal(finished_, done, caller_sleeping_);
   }
-  start_.notify_all();
-  std::exception_ptr error;
-  try {
-    body(context, 0);
-  } catch (...) {
-    error = std::current_exception();
-  }
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    if (!error) error = error_;
-    error_ = nullptr;
-  }
-  busy_.store(false);
+  std::exception_ptr error = error_;
+  error_ = nullptr;
+  busy_.store(false, std::memory_order_release);
   if (error) std::rethrow_exception(error);
 }
 

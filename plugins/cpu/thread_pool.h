@@ -2,12 +2,22 @@
 //
 // Work is split into at most size() contiguous parts, part p always covering the same
 // range for a given part count, so reductions that combine per-part results in part order
-// are deterministic for a given thread count. Idle workers sleep on a condition variable.
+// are deterministic for a given thread count.
+//
+// Hand-off: a job is published by bumping an atomic generation; its parts are then
+// claimed one at a time from a shared counter by whichever thread comes first, the caller
+// included. A worker that is asleep or not scheduled (a busy machine) therefore never
+// holds the caller up: the caller runs the parts nobody has claimed and waits only for
+// parts already running. Which thread runs a part never changes what the part computes.
+// A worker that has just finished a job spins for a short, bounded time
+// (kSpinMicroseconds, yielding to other runnable threads as it goes) before it sleeps on
+// a futex, so back-to-back ops do not each pay a wake-up; an idle pool never spins.
+// Workers are pinned one per allowed CPU when the pool has exactly one thread per CPU
+// (see pinning_wanted in thread_pool.cpp).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -33,21 +43,34 @@ class ThreadPool {
   // An exception thrown by a part is rethrown here after every part has finished.
   void run(unsigned parts, void (*body)(void*, unsigned), void* context);
 
+  // How long a worker (or the caller) spins for the next job (or the last part) before
+  // it sleeps. Long enough to cover the gap between two ops of a training step, short
+  // enough that a pool left idle gives its cores back at once.
+  static constexpr int64_t kSpinMicroseconds = 50;
+
  private:
   void worker_loop(unsigned index);
+  // Claims and runs parts of job `generation` until none is left; returns how many ran.
+  unsigned run_parts(uint32_t generation);
 
   unsigned size_;
-  std::mutex mutex_;
-  std::condition_variable start_;
-  std::condition_variable done_;
-  uint64_t generation_ = 0;
-  unsigned parts_ = 0;
-  unsigned pending_ = 0;
-  bool stopping_ = false;
+  // The job: written by run() before the claim word is published; a thread reads them
+  // only after it has claimed a part, which keeps the job from finishing (and the next
+  // one from overwriting them) until that part is done.
   void (*body_)(void*, unsigned) = nullptr;
   void* context_ = nullptr;
+  bool stopping_ = false;
+  // generation (32 bits) | part count (16) | next unclaimed part (16).
+  alignas(64) std::atomic<uint64_t> claim_{0};
+  // Futex words: generation_ counts published jobs (workers sleep on it); finished_
+  // counts the parts workers have finished in the current job (the caller sleeps on it).
+  alignas(64) std::atomic<uint32_t> generation_{0};
+  std::atomic<uint32_t> sleeping_workers_{0};
+  alignas(64) std::atomic<uint32_t> finished_{0};
+  std::atomic<uint32_t> caller_sleeping_{0};
+  alignas(64) std::atomic<bool> busy_{false};
+  std::mutex error_mutex_;  // taken only when a part throws
   std::exception_ptr error_;
-  std::atomic<bool> busy_{false};
   std::vector<std::thread> workers_;
 };
 
