@@ -7,6 +7,7 @@
 
 #include "autograd.h"
 #include "c_guard.h"
+#include "elementwise_fast_path.h"
 #include "op_schema.h"
 #include "status.h"
 #include "tensor.h"
@@ -21,12 +22,27 @@ std::pair<uint64_t, uint64_t> byte_range(const ctl_tensor* tensor) {
   return {begin, std::max(begin, extent_bytes(l))};
 }
 
+}  // namespace
+
 bool overlaps(const ctl_tensor* a, const ctl_tensor* b) {
   if (a->storage != b->storage) return false;
   const auto [a0, a1] = byte_range(a);
   const auto [b0, b1] = byte_range(b);
   return a0 < b1 && b0 < a1;
 }
+
+ctl_status* execute_call(ctl_device* device, const ctl_op_call& call) {
+  // No op_supports round trip on the way: op_execute checks the call itself and answers
+  // UNSUPPORTED for what it cannot run, so asking first would validate every op twice.
+  ctl_status* status;
+  {
+    std::lock_guard lock(device->stream_mutex);
+    status = device->api().op_execute(device->stream, &call);
+  }
+  return status ? annotate(status, std::string(op_name(call.op)) + " on " + device->label) : nullptr;
+}
+
+namespace {
 
 // Checks a caller's output tensors against what the op produces.
 ctl_status* check_outputs(const PreparedOp& prepared, size_t output_count, ctl_tensor* const* outputs) {
@@ -35,8 +51,7 @@ ctl_status* check_outputs(const PreparedOp& prepared, size_t output_count, ctl_t
   for (size_t i = 0; i < output_count; ++i) {
     const OutputSpec& spec = prepared.outputs[i];
     if (!spec.present) continue;  // an optional output the caller did not ask for
-    const std::string argument = "outputs[" + std::to_string(i) + "]";
-    if (ctl_status* status = check_tensor(outputs[i], argument.c_str())) return annotate(status, name);
+    if (ctl_status* status = check_tensor_at(outputs[i], "outputs", i)) return annotate(status, name);
     const Layout& l = outputs[i]->layout;
     CTL_CHECK_ARG(outputs[i]->device() == prepared.device, "%s: outputs[%zu] is on device %s, not %s", name, i,
                   outputs[i]->device()->label.c_str(), prepared.device->label.c_str());
@@ -70,17 +85,18 @@ ctl_status* check_outputs(const PreparedOp& prepared, size_t output_count, ctl_t
   return nullptr;
 }
 
-// The plugin call for a prepared op and its outputs. The views live in `storage`.
+// The plugin call for a prepared op and its outputs, on the caller's stack (no heap for
+// a few inputs and outputs).
 struct PluginCall {
-  std::vector<const ctl_tensor_view*> input_pointers;
-  std::vector<ctl_tensor_view> output_views;
-  std::vector<const ctl_tensor_view*> output_pointers;
+  SmallVector<const ctl_tensor_view*, kInlineInputs> input_pointers;
+  SmallVector<ctl_tensor_view, kInlineOutputs> output_views;
+  SmallVector<const ctl_tensor_view*, kInlineOutputs> output_pointers;
   ctl_op_call call{};
 };
 
 ctl_status* build_call(const PreparedOp& prepared, size_t output_count, ctl_tensor* const* outputs, PluginCall* out) {
   ctl_device* device = prepared.device;
-  out->input_pointers.resize(prepared.input_views.size());
+  out->input_pointers.assign(prepared.input_views.size(), nullptr);
   for (size_t i = 0; i < out->input_pointers.size(); ++i) {
     out->input_pointers[i] = prepared.input_present[i] ? &prepared.input_views[i] : nullptr;
   }
@@ -108,24 +124,22 @@ ctl_status* build_call(const PreparedOp& prepared, size_t output_count, ctl_tens
 
 // Builds the plugin call and runs it on the device's default stream.
 ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* const* outputs) {
-  ctl_device* device = prepared.device;
   PluginCall plugin_call;
   CTL_RETURN_IF_ERROR(build_call(prepared, output_count, outputs, &plugin_call));
-  // No op_supports round trip on the way: op_execute checks the call itself and answers
-  // UNSUPPORTED for what it cannot run, so asking first would validate every op twice.
-  std::lock_guard lock(device->stream_mutex);
-  ctl_status* status = device->api().op_execute(device->stream, &plugin_call.call);
-  return status ? annotate(status, std::string(op_name(prepared.op)) + " on " + device->label) : nullptr;
+  return execute_call(prepared.device, plugin_call.call);
 }
 
 }  // namespace
 
 ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs, size_t output_count,
                    ctl_tensor** out_tensors) {
+  ctl_status* fast_status = nullptr;
+  if (try_elementwise_allocating(op, input_count, inputs, output_count, out_tensors, &fast_status)) return fast_status;
   CTL_CHECK_ARG(out_tensors || output_count == 0, "argument 'out_tensors' is NULL");
   PreparedOp prepared;
   CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, nullptr, true, &prepared));
-  std::vector<ctl_tensor*> outputs(output_count, nullptr);
+  SmallVector<ctl_tensor*, kInlineOutputs> outputs;
+  outputs.assign(output_count, nullptr);
   auto release_all = [&] {
     for (ctl_tensor* t : outputs) ctl_tensor_release(t);
   };
@@ -152,6 +166,8 @@ ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
 
 ctl_status* run_op_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
                         size_t output_count, ctl_tensor* const* outputs) {
+  ctl_status* fast_status = nullptr;
+  if (try_elementwise_into(op, input_count, inputs, output_count, outputs, &fast_status)) return fast_status;
   PreparedOp prepared;
   CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, outputs, false, &prepared));
   CTL_RETURN_IF_ERROR(check_outputs(prepared, output_count, outputs));

@@ -2,9 +2,16 @@
 // outputs, and hand the call to the device's plugin on its default stream.
 #pragma once
 
-#include "catalyst.h"
+#include "catalyst_plugin.h"
 
 namespace catalyst {
+
+// True when the two tensors share bytes of one storage.
+bool overlaps(const ctl_tensor* a, const ctl_tensor* b);
+
+// Runs a built plugin call on the device's default stream; a failure is annotated with the
+// op and the device.
+ctl_status* execute_call(ctl_device* device, const ctl_op_call& call);
 
 ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs, size_t output_count,
                    ctl_tensor** out_tensors);

@@ -115,12 +115,24 @@ constexpr OpInfo kOps[] = {
     {CTL_OP_AVG_POOL2D_BACKWARD, "avg_pool2d_backward", Family::kPool2d, Dtypes::kFloat},
 };
 
+// kOps by op id, so that every op call finds its entry in one load instead of a scan.
+constexpr int kLargestOpId = [] {
+  int largest = 0;
+  for (const auto& info : kOps) largest = std::max(largest, static_cast<int>(info.op));
+  return largest;
+}();
+constexpr auto kOpIndex = [] {
+  std::array<int16_t, kLargestOpId + 1> index{};
+  index.fill(-1);
+  for (size_t i = 0; i < std::size(kOps); ++i) index[kOps[i].op] = static_cast<int16_t>(i);
+  return index;
+}();
+
 const OpInfo* find_op(const ctl_op_id& op) {
   const int raw = enum_value(op);
-  for (const auto& info : kOps) {
-    if (info.op == raw) return &info;
-  }
-  return nullptr;
+  if (raw < 0 || raw > kLargestOpId) return nullptr;
+  const int16_t i = kOpIndex[static_cast<size_t>(raw)];
+  return i < 0 ? nullptr : &kOps[i];
 }
 
 bool is_float(ctl_dtype d) {
@@ -314,10 +326,7 @@ class Preparer {
   ctl_status* input(size_t i, bool optional = false) {
     const ctl_tensor* tensor = inputs_[i];
     if (!tensor && optional) return nullptr;
-    const std::string name = "inputs[" + std::to_string(i) + "]";
-    if (ctl_status* status = check_tensor(tensor, name.c_str())) {
-      return annotate(status, info_.name);
-    }
+    if (ctl_status* status = check_tensor_at(tensor, "inputs", i)) return annotate(status, info_.name);
     if (!out_->device) {
       out_->device = tensor->device();
     } else if (out_->device != tensor->device()) {
@@ -1076,6 +1085,15 @@ class Preparer {
 const char* op_name(const ctl_op_id& op) {
   const OpInfo* info = find_op(op);
   return info ? info->name : nullptr;
+}
+
+uint32_t plain_elementwise_arity(const ctl_op_id& op, ctl_dtype dtype) {
+  const OpInfo* info = find_op(op);
+  if (!info || !dtype_allowed(info->dtypes, dtype)) return 0;
+  if (info->family == Family::kUnary) return 1;
+  // gelu_backward and its tanh form are kBinary too: two inputs of one shape and dtype.
+  if (info->family == Family::kBinary) return 2;
+  return 0;
 }
 
 ctl_status* check_op_id(const ctl_op_id& op) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catalyst_plugin.h"
+#include "small_vector.h"
 #include "tensor.h"
 
 namespace catalyst {
@@ -19,7 +20,12 @@ struct OutputSpec {
   std::array<int64_t, CTL_MAX_RANK> shape{};
 };
 
-// A validated, normalised op call waiting for its output tensors.
+// Inputs and outputs most ops have at most; more go to the heap (small_vector.h).
+constexpr size_t kInlineInputs = 6;
+constexpr size_t kInlineOutputs = 4;
+
+// A validated, normalised op call waiting for its output tensors. It lives on the stack
+// of the op call: preparing an op of a few inputs allocates nothing.
 struct PreparedOp {
   ctl_op_id op{};
   ctl_device* device = nullptr;
@@ -38,10 +44,10 @@ struct PreparedOp {
     ctl_pool2d_attrs pool2d;
   } attrs{};
   bool has_attrs = false;
-  std::vector<ctl_tensor_view> input_views;  // normalised; unused slots for absent inputs
-  std::vector<bool> input_present;
-  std::vector<const ctl_tensor*> inputs;  // for overlap checks
-  std::vector<OutputSpec> outputs;
+  SmallVector<ctl_tensor_view, kInlineInputs> input_views;  // normalised; unused slots for absent inputs
+  SmallVector<bool, kInlineInputs> input_present;
+  SmallVector<const ctl_tensor*, kInlineInputs> inputs;  // for overlap checks
+  SmallVector<OutputSpec, kInlineOutputs> outputs;
   // matmul: the caller's transpose flags, which attrs no longer hold once they are strides.
   std::array<bool, 2> matmul_transposes{};
   // Reductions: the plugin sees outputs in keepdims form; these axes are re-inserted.
@@ -54,6 +60,11 @@ struct PreparedOp {
 const char* op_name(const ctl_op_id& op);
 // INVALID_ARGUMENT for an unknown op id; C entry points call it before any other use.
 ctl_status* check_op_id(const ctl_op_id& op);
+
+// 1 or 2 when `op` is a plain elementwise unary or binary op (no attributes, output of
+// the inputs' dtype and shape) that accepts `dtype`; else 0. The fast path of
+// elementwise_fast_path.h runs only such calls.
+uint32_t plain_elementwise_arity(const ctl_op_id& op, ctl_dtype dtype);
 
 // Validates and normalises a call. `outputs` (may be NULL) are the caller's output
 // tensors for ctl_op_run_into: creation ops and cast take their dtype and shape from them.

@@ -6,8 +6,8 @@
 #include "enum_value.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -21,29 +21,22 @@ namespace catalyst {
 namespace {
 
 // Released tensor handles are kept (marked released) for a while before their memory is
-// freed, so that a use after release is reported instead of reading freed memory.
+// freed, so that a use after release is reported instead of reading freed memory. A ring
+// of atomic slots: releasing a tensor (every temporary of every op) takes no lock.
 class Quarantine {
  public:
   void add(ctl_tensor* tensor) {
-    ctl_tensor* evicted = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      held_.push_back(tensor);
-      if (held_.size() > kCapacity) {
-        evicted = held_.front();
-        held_.pop_front();
-      }
-    }
-    delete evicted;
+    const size_t slot = next_.fetch_add(1, std::memory_order_relaxed) % kCapacity;
+    delete held_[slot].exchange(tensor, std::memory_order_acq_rel);
   }
   ~Quarantine() {
-    for (ctl_tensor* tensor : held_) delete tensor;
+    for (auto& slot : held_) delete slot.load(std::memory_order_relaxed);
   }
 
  private:
   static constexpr size_t kCapacity = 4096;
-  std::mutex mutex_;
-  std::deque<ctl_tensor*> held_;
+  std::atomic<size_t> next_{0};
+  std::array<std::atomic<ctl_tensor*>, kCapacity> held_{};
 };
 
 Quarantine& quarantine() {
@@ -135,11 +128,27 @@ ctl_status* check_tensor(const ctl_tensor* tensor, const char* argument) {
   return nullptr;
 }
 
+ctl_status* check_tensor_element_failed(const ctl_tensor* tensor, const char* array, size_t index) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%s[%zu]", array, index);
+  return check_tensor(tensor, name);
+}
+
 ctl_tensor* make_view(Storage* storage, const Layout& layout) {
   auto* tensor = new ctl_tensor;
   storage->retain();
   tensor->storage = storage;
   tensor->layout = layout;
+  ctl_tensor_view& view = tensor->view;
+  view.struct_size = sizeof view;
+  view.buffer = storage->buffer;
+  view.byte_offset = static_cast<uint64_t>(layout.offset) * sdk::dtype_size(layout.dtype);
+  view.dtype = layout.dtype;
+  view.rank = layout.rank;
+  for (uint32_t i = 0; i < layout.rank; ++i) {
+    view.shape[i] = layout.shape[i];
+    view.strides[i] = layout.strides[i];
+  }
   return tensor;
 }
 
@@ -167,20 +176,6 @@ ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, 
   *out_tensor = make_view(storage, layout);
   storage->release();  // the view holds the only reference
   return nullptr;
-}
-
-ctl_tensor_view to_view(const ctl_tensor* tensor) {
-  ctl_tensor_view view{};
-  view.struct_size = sizeof view;
-  view.buffer = tensor->storage->buffer;
-  view.byte_offset = static_cast<uint64_t>(tensor->layout.offset) * ctl_dtype_size(tensor->layout.dtype);
-  view.dtype = tensor->layout.dtype;
-  view.rank = tensor->layout.rank;
-  for (uint32_t i = 0; i < view.rank; ++i) {
-    view.shape[i] = tensor->layout.shape[i];
-    view.strides[i] = tensor->layout.strides[i];
-  }
-  return view;
 }
 
 namespace {

@@ -62,14 +62,26 @@ struct ctl_tensor {
   catalyst::Storage* storage = nullptr;
   catalyst::Layout layout;
   catalyst::AutogradMeta* autograd = nullptr;  // gradients (autograd.h); NULL until needed
+  // The plugin-facing view of storage and layout, which never change after make_view:
+  // built once there, so an op call hands the plugin a pointer instead of building views.
+  ctl_tensor_view view{};
 
   ctl_device* device() const { return storage->device; }
 };
 
 namespace catalyst {
 
+ctl_status* check_tensor_element_failed(const ctl_tensor* tensor, const char* array, size_t index);
+
 // Status for a NULL, foreign or released tensor passed as `argument`.
 ctl_status* check_tensor(const ctl_tensor* tensor, const char* argument);
+// The same for element `index` of the array argument `array` ("inputs[1]"): the name is
+// formatted only when the check fails, so the op path does no string work.
+inline ctl_status* check_tensor_at(const ctl_tensor* tensor, const char* array, size_t index) {
+  if (tensor && tensor->magic == kTensorMagic) [[likely]]
+    return nullptr;
+  return check_tensor_element_failed(tensor, array, index);
+}
 
 // A new tensor viewing `storage` (which it retains) with `layout`.
 ctl_tensor* make_view(Storage* storage, const Layout& layout);
@@ -78,8 +90,10 @@ ctl_tensor* make_view(Storage* storage, const Layout& layout);
 ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, const int64_t* shape,
                             ctl_tensor** out_tensor);
 
-// The plugin-facing view of a tensor.
-ctl_tensor_view to_view(const ctl_tensor* tensor);
+// The plugin-facing view of a tensor (a copy of tensor->view).
+inline ctl_tensor_view to_view(const ctl_tensor* tensor) {
+  return tensor->view;
+}
 
 // Bytes from the buffer start to one past the last element, given the layout (0 if empty).
 uint64_t extent_bytes(const Layout& layout);

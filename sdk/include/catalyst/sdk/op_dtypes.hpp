@@ -4,6 +4,7 @@
 // its own op_supports. Shared so that plugins agree with each other and with docs/ops.md.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -113,12 +114,25 @@ inline constexpr OpDtypes kOpDtypes[] = {
     {CTL_OP_AVG_POOL2D_BACKWARD, "avg_pool2d_backward", kFloatDtypes, DtypeKey::kInput0},
 };
 
+// kOpDtypes by op id: every op call looks its op up, so one load instead of a scan.
+inline constexpr int64_t kLargestOpId = [] {
+  int64_t largest = 0;
+  for (const OpDtypes& entry : kOpDtypes) largest = std::max<int64_t>(largest, entry.id);
+  return largest;
+}();
+inline constexpr auto kOpDtypesIndex = [] {
+  std::array<int16_t, kLargestOpId + 1> index{};
+  index.fill(-1);
+  for (size_t i = 0; i < std::size(kOpDtypes); ++i)
+    index[static_cast<size_t>(kOpDtypes[i].id)] = static_cast<int16_t>(i);
+  return index;
+}();
+
 // The entry of op `id`, or NULL for an id outside the op set.
 inline const OpDtypes* find_op_dtypes(int64_t id) {
-  for (const OpDtypes& entry : kOpDtypes) {
-    if (static_cast<int64_t>(entry.id) == id) return &entry;
-  }
-  return nullptr;
+  if (id < 0 || id > kLargestOpId) return nullptr;
+  const int16_t i = kOpDtypesIndex[static_cast<size_t>(id)];
+  return i < 0 ? nullptr : &kOpDtypes[i];
 }
 
 // The view whose dtype decides support, or NULL when the call has none to offer.
