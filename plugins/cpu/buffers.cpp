@@ -43,15 +43,25 @@ ctl_status* buffer_allocate(ctl_plugin_device* device, uint64_t size, ctl_plugin
     return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sbuffer_allocate: size %llu does not fit in memory",
                             kLogPrefix, static_cast<unsigned long long>(size));
   }
-  // A zero-size buffer still gets a distinct pointer so that host_pointer is never NULL.
-  void* data = host->alloc(host->context, size ? static_cast<size_t>(size) : 1u, 64);
+  // Large buffers come from the instance's cache (buffer_cache.h), page aligned; others
+  // from the host allocator. A zero-size buffer still gets a distinct pointer so that
+  // host_pointer is never NULL.
+  BufferCache* cache = device->instance->buffer_cache;
+  size_t capacity = 0;
+  void* data = cache && size >= BufferCache::kMinBytes
+                   ? cache->take(static_cast<size_t>(size), &capacity)
+                   : host->alloc(host->context, size ? static_cast<size_t>(size) : 1u, 64);
   if (!data) {
     return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sbuffer_allocate: could not allocate %llu bytes",
                             kLogPrefix, static_cast<unsigned long long>(size));
   }
-  ctl_plugin_buffer* buffer = host_new<ctl_plugin_buffer>(host, data, size, true);
+  ctl_plugin_buffer* buffer = host_new<ctl_plugin_buffer>(host, data, size, true, capacity);
   if (!buffer) {
-    host->free(host->context, data);
+    if (capacity) {
+      cache->give(data, capacity);
+    } else {
+      host->free(host->context, data);
+    }
     return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sbuffer_allocate: out of host memory", kLogPrefix);
   }
   *out_buffer = buffer;
@@ -61,7 +71,11 @@ ctl_status* buffer_allocate(ctl_plugin_device* device, uint64_t size, ctl_plugin
 void buffer_free(ctl_plugin_device* device, ctl_plugin_buffer* buffer) {
   if (!device || !buffer) return;
   const ctl_host_api* host = host_of(device);
-  if (buffer->owned) host->free(host->context, buffer->data);
+  if (buffer->cached_capacity) {
+    device->instance->buffer_cache->give(buffer->data, buffer->cached_capacity);
+  } else if (buffer->owned) {
+    host->free(host->context, buffer->data);
+  }
   host_delete(host, buffer);
 }
 
@@ -86,7 +100,7 @@ ctl_status* buffer_wrap_host(ctl_plugin_device* device, void* pointer, uint64_t 
     return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_wrap_host: pointer is NULL with size %llu",
                             kLogPrefix, static_cast<unsigned long long>(size));
   }
-  ctl_plugin_buffer* buffer = host_new<ctl_plugin_buffer>(host, pointer, size, false);
+  ctl_plugin_buffer* buffer = host_new<ctl_plugin_buffer>(host, pointer, size, false, size_t{0});
   if (!buffer)
     return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sbuffer_wrap_host: out of host memory", kLogPrefix);
   *out_buffer = buffer;

@@ -162,6 +162,7 @@ ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_
     }
     instance->host = host;
     instance->pool = nullptr;
+    instance->buffer_cache = nullptr;
     instance->device.instance = instance;
     describe_device(&instance->device);
     const unsigned threads = default_thread_count();
@@ -175,6 +176,12 @@ ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_
     } catch (...) {
       host->free(host->context, memory);
       throw;
+    }
+    instance->buffer_cache = host_new<BufferCache>(host, BufferCache::default_limit());
+    if (!instance->buffer_cache) {
+      host_delete(host, instance->pool);
+      host_delete(host, instance);
+      return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sinstance_create: out of host memory", kLogPrefix);
     }
     if (host->struct_size >= CTL_HOST_API_STRUCT_SIZE && host->log) {
       sdk::log(host, CTL_LOG_DEBUG, "%s\"%s\" with %u threads", kLogPrefix, instance->device.name, threads);
@@ -200,6 +207,7 @@ void instance_destroy(ctl_plugin_instance* instance) {
   const ctl_host_api* host = instance->host;
   unregister_host(host);
   host_delete(host, instance->pool);
+  host_delete(host, instance->buffer_cache);  // every buffer is freed by now: unmaps what it kept
   host_delete(host, instance);
 }
 

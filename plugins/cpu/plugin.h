@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "buffer_cache.h"
 #include "catalyst/sdk/host_memory.hpp"
 #include "catalyst_plugin.h"
 #include "thread_pool.h"
@@ -19,14 +20,16 @@ struct ctl_plugin_device {
 
 struct ctl_plugin_instance {
   const ctl_host_api* host;
-  catalyst::cpu::ThreadPool* pool;  // owned; created and destroyed with the instance
-  ctl_plugin_device device;         // one device per instance: this machine's CPUs
+  catalyst::cpu::ThreadPool* pool;           // owned; created and destroyed with the instance
+  catalyst::cpu::BufferCache* buffer_cache;  // owned; large buffers (buffer_cache.h)
+  ctl_plugin_device device;                  // one device per instance: this machine's CPUs
 };
 
 struct ctl_plugin_buffer {
   void* data;
   uint64_t size;
-  bool owned;  // false for buffer_wrap_host: the caller keeps the memory
+  bool owned;              // false for buffer_wrap_host: the caller keeps the memory
+  size_t cached_capacity;  // non-zero: the memory came from the instance's BufferCache
 };
 
 struct ctl_plugin_stream {
