@@ -1,4 +1,4 @@
-/* op_overhead_bench.c — the cost of one tiny op through the C ABI (bench/README.md).
+/* op_overhead_bench.c — the cost of one tiny op through the C ABI (peer: torch_op_overhead_bench.py).
  *
  * Adds two 1-element f32 tensors on the default device, in two forms: ctl_op_run_into
  * with a preallocated output (the pure per-op overhead: validation, op-call construction,

@@ -1,4 +1,4 @@
-"""torch_op_overhead_bench.py — PyTorch's side of catalyst-op-overhead-bench (bench/README.md).
+"""torch_op_overhead_bench.py — PyTorch's side of catalyst-op-overhead-bench (bench/op_overhead_bench.c).
 
 Times torch.add(a, b, out=c) and torch.add(a, b) on two 1-element f32 CPU tensors, N
 back-to-back calls per repeat, and prints one JSON line with the medians in nanoseconds
