@@ -36,19 +36,36 @@ inline void cpu_relax() {
 
 // Spins until *word differs from `seen` or kSpinMicroseconds pass; returns the last value
 // read. The clock is read only every 64 pauses: a pause is tens of nanoseconds.
+//
+// On a machine with more runnable threads than CPUs spinning backfires: the spinner uses
+// up its share and, unlike a thread woken from sleep, gets no priority from the scheduler
+// when the next job comes, so its parts end up run one after another by the caller. A
+// spinner that finds it was descheduled (a gap between two clock reads far longer than
+// 64 pauses) stops spinning for its next kSkipAfterPreemption waits and sleeps at once.
 uint32_t spin_while_equal(const std::atomic<uint32_t>& word, uint32_t seen) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::microseconds(ThreadPool::kSpinMicroseconds);
+  constexpr auto kPreempted = std::chrono::microseconds(200);
+  constexpr unsigned kSkipAfterPreemption = 1000;
+  thread_local unsigned skip_spins = 0;
+  if (skip_spins > 0) {
+    --skip_spins;
+    return word.load(std::memory_order_acquire);
+  }
+  auto last = Clock::now();
+  const auto deadline = last + std::chrono::microseconds(ThreadPool::kSpinMicroseconds);
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       const uint32_t value = word.load(std::memory_order_acquire);
       if (value != seen) return value;
       cpu_relax();
     }
-    if (Clock::now() >= deadline) return word.load(std::memory_order_acquire);
-    // On a machine with more runnable threads than CPUs, the thread this one waits for
-    // may be queued behind it: yielding lets it run instead of burning the slice.
-    sched_yield();
+    const auto now = Clock::now();
+    if (now - last > kPreempted) {
+      skip_spins = kSkipAfterPreemption;
+      return word.load(std::memory_order_acquire);
+    }
+    if (now >= deadline) return word.load(std::memory_order_acquire);
+    last = now;
   }
 }
 

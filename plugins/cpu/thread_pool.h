@@ -10,8 +10,9 @@
 // holds the caller up: the caller runs the parts nobody has claimed and waits only for
 // parts already running. Which thread runs a part never changes what the part computes.
 // A worker that has just finished a job spins for a short, bounded time
-// (kSpinMicroseconds, yielding to other runnable threads as it goes) before it sleeps on
-// a futex, so back-to-back ops do not each pay a wake-up; an idle pool never spins.
+// (kSpinMicroseconds) before it sleeps on a futex, so back-to-back ops do not each pay a
+// wake-up; an idle pool never spins, and a thread that finds itself descheduled while
+// spinning (a busy machine) sleeps at once for a while (see thread_pool.cpp).
 // Workers are pinned one per allowed CPU when the pool has exactly one thread per CPU
 // (see pinning_wanted in thread_pool.cpp).
 #pragma once
