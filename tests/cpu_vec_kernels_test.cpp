@@ -259,7 +259,7 @@ TEST(CpuVecKernels, NormRowsKeepPrecisionAndRange) {
   }
 }
 
-// Row reductions: max with NaN anywhere, sums in double, at every tail.
+// Row reductions: max and min with NaN anywhere and -0 < +0, sums in double, at every tail.
 TEST(CpuVecKernels, RowReductionsCoverTails) {
   for (const VecKernels* k : tables()) {
     SCOPED_TRACE(k->name);
@@ -275,6 +275,16 @@ TEST(CpuVecKernels, RowReductionsCoverTails) {
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(acc[i], 1.0 + static_cast<double>(x[i]));
       x[0] = kNan;
       EXPECT_TRUE(std::isnan(k->row_max(x.data(), n)));
+      EXPECT_TRUE(std::isnan(k->row_min(x.data(), n)));
+      // Zeros only: max is +0 and min -0 wherever the one odd zero sits.
+      for (int64_t at = 0; at < n; ++at) {
+        std::vector<float> z(static_cast<size_t>(n), -0.0f);
+        z[static_cast<size_t>(at)] = 0.0f;
+        ASSERT_FALSE(std::signbit(k->row_max(z.data(), n))) << "n " << n << " at " << at;
+        std::fill(z.begin(), z.end(), 0.0f);
+        z[static_cast<size_t>(at)] = -0.0f;
+        ASSERT_TRUE(std::signbit(k->row_min(z.data(), n))) << "n " << n << " at " << at;
+      }
     }
   }
 }
@@ -286,7 +296,7 @@ TEST(CpuVecKernels, BackwardRowsMatchDouble) {
     for (int64_t n = 1; n <= 70; n += 3) {
       const size_t sn = static_cast<size_t>(n);
       std::vector<float> y = random_values(sn, 300 + n, 0, 1), dy = random_values(sn, 400 + n), dx(sn);
-      k->softmax_backward_row(dx.data(), y.data(), dy.data(), n, false);
+      k->softmax_backward_row(dx.data(), y.data(), dy.data(), n, false, n % 2 == 0);
       double s = 0, sabs = 0;
       for (size_t i = 0; i < sn; ++i) s += static_cast<double>(dy[i]) * y[i], sabs += std::fabs(dy[i] * y[i]);
       for (size_t i = 0; i < sn; ++i) {
@@ -295,7 +305,7 @@ TEST(CpuVecKernels, BackwardRowsMatchDouble) {
       }
       const std::vector<float> x = random_values(sn, 500 + n), w = random_values(sn, 600 + n);
       const float mean = 0.25f, rstd = 1.5f;
-      k->norm_backward_row(dx.data(), dy.data(), x.data(), w.data(), n, mean, rstd, true);
+      k->norm_backward_row(dx.data(), dy.data(), x.data(), w.data(), n, mean, rstd, true, n % 2 == 1);
       double sg = 0, sgx = 0, scale = 0;
       for (size_t i = 0; i < sn; ++i) {
         const double g = static_cast<double>(dy[i]) * w[i], xh = (x[i] - static_cast<double>(mean)) * rstd;

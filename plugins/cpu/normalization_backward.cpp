@@ -66,6 +66,7 @@ void softmax_backward_rows(const OpContext& ctx, const View& y, const View& dy, 
   const T* const pd = dy.as<T>();
   T* const px = dx.as<T>();
   const bool vector = std::is_same_v<T, float> && sy == 1 && sd == 1 && sx == 1;
+  const bool stream = dx.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
   const VecKernels& k = vec_kernels();
   parallel_for(ctx.pool, rows.numel, row_grain(n), [&](int64_t begin, int64_t end, unsigned) {
     for_each_row(rows, begin, end, [&](const auto& off) {
@@ -74,7 +75,7 @@ void softmax_backward_rows(const OpContext& ctx, const View& y, const View& dy, 
       T* xr = px + off[2];
       if constexpr (std::is_same_v<T, float>) {
         if (vector) {
-          k.softmax_backward_row(xr, yr, dr, n, log);
+          k.softmax_backward_row(xr, yr, dr, n, log, stream);
           return;
         }
       }
@@ -156,6 +157,7 @@ void norm_backward_dx(const OpContext& ctx, const NormBackward& v) {
   const S* const prstd = v.rstd.as<S>();
   const double dn = static_cast<double>(n);
   const bool vector = std::is_same_v<T, float> && sd == 1 && sx == 1 && so == 1 && (!pw || sw == 1);
+  const bool stream = v.dx.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
   const VecKernels& k = vec_kernels();
   parallel_for(ctx.pool, rows.numel, row_grain(n), [&](int64_t begin, int64_t end, unsigned) {
     for_each_row(rows, begin, end, [&](const auto& off) {
@@ -164,7 +166,7 @@ void norm_backward_dx(const OpContext& ctx, const NormBackward& v) {
       T* out = po + off[2];
       if constexpr (std::is_same_v<T, float>) {
         if (vector) {
-          k.norm_backward_row(out, dr, xr, pw, n, pmean ? pmean[off[3]] : 0.0f, prstd[off[4]], v.layer);
+          k.norm_backward_row(out, dr, xr, pw, n, pmean ? pmean[off[3]] : 0.0f, prstd[off[4]], v.layer, stream);
           return;
         }
       }

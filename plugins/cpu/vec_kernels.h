@@ -26,18 +26,19 @@ struct VecKernels {
   // dx[i] = dy[i] * gelu_tanh'(x[i]).
   void (*gelu_tanh_backward)(float* dx, const float* dy, const float* x, int64_t n);
 
-  // softmax (log: log_softmax) of one row of n > 0 elements; `e` is n floats of scratch.
+  // The row kernels take `stream` as binary does. Their rows are n > 0 elements.
+  // softmax (log: log_softmax) of one row; `e` is n floats of scratch.
   void (*softmax_row)(float* y, const float* x, int64_t n, bool log, float* e, bool stream);
   // layer_norm (layer) or rms_norm of one row; weight / bias may be NULL. Writes the row's
   // mean (0 for rms_norm) and rstd. False, with nothing written, when rstd does not fit f32.
   bool (*norm_row)(float* y, const float* x, const float* weight, const float* bias, int64_t n, double eps, bool layer,
                    float* mean, float* rstd, bool stream);
   // dx = y * (dy - sum(dy * y)), or for log_softmax dx = dy - exp(y) * sum(dy).
-  void (*softmax_backward_row)(float* dx, const float* y, const float* dy, int64_t n, bool log);
+  void (*softmax_backward_row)(float* dx, const float* y, const float* dy, int64_t n, bool log, bool stream);
   // dx = rstd * (g - mean(g) - xh * mean(g * xh)), g = dy * weight, xh = (x - mean) * rstd;
   // rms_norm (layer false) drops mean(g). weight may be NULL.
   void (*norm_backward_row)(float* dx, const float* dy, const float* x, const float* weight, int64_t n, float mean,
-                            float rstd, bool layer);
+                            float rstd, bool layer, bool stream);
   // dweight[j] += dy[j] * (x[j] - mean) * rstd and dbias[j] += dy[j] over one row, in double.
   void (*norm_param_row)(double* dweight, double* dbias, const float* dy, const float* x, int64_t n, float mean,
                          float rstd);
@@ -51,9 +52,11 @@ struct VecKernels {
   void (*adamw)(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n, double lr, double decay,
                 double beta1, double beta2, double eps, double inv_correction1, double inv_correction2);
 
-  // sum (in double) and max (NaN sticks) of a row.
+  // sum (in double), max and min of a row of n > 0: NaN anywhere wins, -0 < +0 (the
+  // max and min reductions' rules).
   double (*row_sum)(const float* x, int64_t n);
   float (*row_max)(const float* x, int64_t n);
+  float (*row_min)(const float* x, int64_t n);
   // acc[j] += x[j] for j < n, in double: the column sums over leading axes.
   void (*accumulate)(double* acc, const float* x, int64_t n);
 };

@@ -64,6 +64,19 @@ constexpr int64_t kHalf = kLanes / 2;
   *hi = __builtin_convertvector(b, VD);
 }
 
+// Row kernels read their row from memory in a first pass and then work on it in cache;
+// while they do, they fetch the same part of the next row (rows of a contiguous tensor
+// follow each other), so the next first pass finds it in cache and memory never idles.
+// A prefetch past the end of the data is harmless: it never faults.
+// Fetches the cache lines of elements [i, i + count) of the row after `row`.
+[[gnu::always_inline]] inline void prefetch_next(const float* row, int64_t n, int64_t i, int64_t count) {
+  constexpr int64_t kLine = 64 / sizeof(float);
+  for (int64_t p = (i + kLine - 1) / kLine * kLine; p < i + count; p += kLine) {
+    // Integer arithmetic: the address may lie past the end of the row's array.
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(row) + (n + p) * sizeof(float)), 0, 3);
+  }
+}
+
 [[gnu::always_inline]] inline float hsum(V v) {
   float s = 0;
   for (int i = 0; i < kLanes; ++i) s += v[i];
@@ -74,13 +87,33 @@ constexpr int64_t kHalf = kLanes / 2;
   for (int i = 0; i < kHalf; ++i) s += v[i];
   return s;
 }
-// max where a NaN anywhere wins (the reference's `v != v || v > m`).
-[[gnu::always_inline]] inline V max_nan(V m, V v) {
-  return ((v > m) | (v != v)) ? v : m;
+// The larger (Max) or smaller of m and v as the reduction ops define it: a NaN anywhere
+// wins, and -0 < +0 (of two equal values, the AND of their bits is the larger, the OR the
+// smaller: they differ only for a pair of zeros).
+template <bool Max>
+[[gnu::always_inline]] inline V extreme(V m, V v) {
+  const VI mi = reinterpret_cast<VI>(m), vi = reinterpret_cast<VI>(v);
+  V r = (Max ? v > m : v < m) ? v : m;
+  r = v == m ? reinterpret_cast<V>(Max ? (mi & vi) : (mi | vi)) : r;
+  return v != v ? v : r;
 }
-[[gnu::always_inline]] inline float hmax_nan(V v) {
+template <bool Max>
+[[gnu::always_inline]] inline float extreme_scalar(float m, float v) {
+  if (v != v) return v;
+  if (v == m) {
+    uint32_t a, b;
+    std::memcpy(&a, &m, 4);
+    std::memcpy(&b, &v, 4);
+    a = Max ? (a & b) : (a | b);
+    std::memcpy(&m, &a, 4);
+    return m;
+  }
+  return (Max ? v > m : v < m) ? v : m;
+}
+template <bool Max>
+[[gnu::always_inline]] inline float hextreme(V v) {
   float m = v[0];
-  for (int i = 1; i < kLanes; ++i) m = (v[i] != v[i] || v[i] > m) ? v[i] : m;
+  for (int i = 1; i < kLanes; ++i) m = extreme_scalar<Max>(m, v[i]);
   return m;
 }
 [[gnu::always_inline]] inline V vabs(V x) {
@@ -250,17 +283,27 @@ void gelu_tanh_backward(float* dx, const float* dy, const float* x, int64_t n) {
   });
 }
 
-float row_max(const float* x, int64_t n) {
-  enter();
-  const float neg_inf = -__builtin_inff();
-  V m0 = splat(neg_inf), m1 = m0;
+template <bool Max>
+float row_extreme_t(const float* x, int64_t n) {
+  const float fill = Max ? -__builtin_inff() : __builtin_inff();
+  V m0 = splat(fill), m1 = m0;
   int64_t i = 0;
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    m0 = max_nan(m0, load(x + i));
-    m1 = max_nan(m1, load(x + i + kLanes));
+    m0 = extreme<Max>(m0, load(x + i));
+    m1 = extreme<Max>(m1, load(x + i + kLanes));
   }
-  for (; i < n; i += kLanes) m0 = max_nan(m0, load_n(x + i, std::min<int64_t>(kLanes, n - i), neg_inf));
-  return hmax_nan(max_nan(m0, m1));
+  for (; i < n; i += kLanes) m0 = extreme<Max>(m0, load_n(x + i, std::min<int64_t>(kLanes, n - i), fill));
+  return hextreme<Max>(extreme<Max>(m0, m1));
+}
+
+float row_max(const float* x, int64_t n) {
+  enter();
+  return row_extreme_t<true>(x, n);
+}
+
+float row_min(const float* x, int64_t n) {
+  enter();
+  return row_extreme_t<false>(x, n);
 }
 
 // sum(exp(x - m)), also stored to e when e is not NULL.
@@ -269,6 +312,7 @@ float row_max(const float* x, int64_t n) {
   V s0 = splat(0.0f), s1 = s0;
   int64_t i = 0;
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    prefetch_next(x, n, i, 2 * kLanes);
     const V e0 = vexp(load(x + i) - vm), e1 = vexp(load(x + i + kLanes) - vm);
     if (e) {
       store(e + i, e0);
@@ -352,6 +396,7 @@ bool norm_row(float* y, const float* x, const float* weight, const float* bias, 
   VD q0 = splat_d(0.0), q1 = q0;
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
+    prefetch_next(x, n, i, kLanes);
     const V d = (load(x + i) - vhi) - vlo;
     VD lo, hi;
     widen(d, &lo, &hi);
@@ -402,21 +447,29 @@ bool norm_row(float* y, const float* x, const float* weight, const float* bias, 
   return s;
 }
 
-void softmax_backward_row(float* dx, const float* y, const float* dy, int64_t n, bool log) {
+void softmax_backward_row(float* dx, const float* y, const float* dy, int64_t n, bool log, bool stream) {
   enter();
+  auto prefetch = [&](int64_t i, int64_t c) {
+    prefetch_next(y, n, i, c);
+    prefetch_next(dy, n, i, c);
+  };
   if (log) {
     const V s = splat(static_cast<float>(row_sum(dy, n)));
-    write_span(dx, n, false,
-               [&](int64_t i, int64_t c) { return load_n(dy + i, c, 0.0f) - vexp(load_n(y + i, c, 0.0f)) * s; });
+    write_span(dx, n, stream, [&](int64_t i, int64_t c) {
+      prefetch(i, c);
+      return load_n(dy + i, c, 0.0f) - vexp(load_n(y + i, c, 0.0f)) * s;
+    });
     return;
   }
   const V s = splat(static_cast<float>(dot_d(dy, y, n)));
-  write_span(dx, n, false,
-             [&](int64_t i, int64_t c) { return load_n(y + i, c, 0.0f) * (load_n(dy + i, c, 0.0f) - s); });
+  write_span(dx, n, stream, [&](int64_t i, int64_t c) {
+    prefetch(i, c);
+    return load_n(y + i, c, 0.0f) * (load_n(dy + i, c, 0.0f) - s);
+  });
 }
 
 void norm_backward_row(float* dx, const float* dy, const float* x, const float* weight, int64_t n, float mean,
-                       float rstd, bool layer) {
+                       float rstd, bool layer, bool stream) {
   enter();
   const V vm = splat(mean), vr = splat(rstd);
   // g and xh for elements [i, i + c).
@@ -448,7 +501,11 @@ void norm_backward_row(float* dx, const float* dy, const float* x, const float* 
   const double dn = static_cast<double>(n);
   const V mean_g = splat(layer ? static_cast<float>(sum_g / dn) : 0.0f);
   const V mean_gx = splat(static_cast<float>(sum_gx / dn));
-  write_span(dx, n, false, [&](int64_t j, int64_t c) { return vr * ((g_at(j, c) - mean_g) - xh_at(j, c) * mean_gx); });
+  write_span(dx, n, stream, [&](int64_t j, int64_t c) {
+    prefetch_next(dy, n, j, c);
+    prefetch_next(x, n, j, c);
+    return vr * ((g_at(j, c) - mean_g) - xh_at(j, c) * mean_gx);
+  });
 }
 
 void norm_param_row(double* dweight, double* dbias, const float* dy, const float* x, int64_t n, float mean,
@@ -527,4 +584,5 @@ constexpr VecKernels kTable = {kName,
                                adamw,
                                row_sum,
                                row_max,
+                               row_min,
                                accumulate};
