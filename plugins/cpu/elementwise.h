@@ -8,6 +8,7 @@
 
 #include "op_context.h"
 #include "tensor_iter.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 
@@ -52,6 +53,7 @@ void map_unary_spans(const OpContext& ctx, const View& out, const View& in, int6
         for (int64_t i = 0; i < n; ++i) o[off[0] + i * so] = f(x[off[1] + i * sx]);
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 
@@ -73,6 +75,7 @@ void map_binary_spans(const OpContext& ctx, const View& out, const View& a, cons
         for (int64_t i = 0; i < n; ++i) o[off[0] + i * so] = f(pa[off[1] + i * sa], pb[off[2] + i * sb]);
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 

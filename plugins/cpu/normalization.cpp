@@ -78,6 +78,7 @@ void softmax_rows(const OpContext& ctx, const View& x, const View& y, uint32_t a
         }
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 
@@ -149,6 +150,7 @@ void norm_rows(const OpContext& ctx, const NormViews& v, bool layer) {
         if (prstd) prstd[off[3] + r * rows.inner_stride(3)] = static_cast<S>(rstd);
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 

@@ -87,6 +87,7 @@ void softmax_backward_rows(const OpContext& ctx, const View& y, const View& dy, 
         xr[i * sx] = store_double<T>(log ? di - std::exp(yi) * s : yi * (di - s));
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 
@@ -186,6 +187,7 @@ void norm_backward_dx(const OpContext& ctx, const NormBackward& v) {
         out[i * so] = store_double<T>(rstd * (g - mean_g - xh * mean_gx));
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 

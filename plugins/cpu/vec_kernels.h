@@ -7,6 +7,8 @@
 // refused with `false`, and the caller then runs its scalar code on that row.
 #pragma once
 
+#include <immintrin.h>
+
 #include <cstdint>
 
 #include "isa.h"
@@ -19,7 +21,8 @@ enum class VecUnary { kExp, kTanh, kSigmoid, kSilu, kGeluTanh };
 struct VecKernels {
   const char* name;
   // out[i] = a[i * sa] op b[i * sb] with sa, sb each 0 or 1. `stream` writes out with
-  // non-temporal stores (for outputs far bigger than the caches: no read for ownership).
+  // non-temporal stores (for outputs far bigger than the caches: no read for ownership),
+  // which the caller orders with stream_fence().
   void (*binary)(VecBinary op, float* out, const float* a, int64_t sa, const float* b, int64_t sb, int64_t n,
                  bool stream);
   void (*unary)(VecUnary op, float* out, const float* x, int64_t n);
@@ -66,6 +69,13 @@ const VecKernels& vec_kernels();
 // The table of one instruction set, or NULL when this CPU and OS cannot run it: lets a
 // test compare every path in one process.
 const VecKernels* vec_kernels_for(Isa isa);
+
+// Orders the calling thread's non-temporal stores before its later stores. Kernels given
+// `stream` leave it to their caller, which calls this once at the end of each parallel
+// part: once per row would stall every row on the write-combining buffers.
+inline void stream_fence() {
+  _mm_sfence();
+}
 
 // Output bytes from which the elementwise ops stream their stores past the caches: far
 // more than the L2 of a core, where a later op would no longer find the result in cache.

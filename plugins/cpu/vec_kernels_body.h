@@ -195,8 +195,8 @@ template <VecBinary Op, class T>
 }
 
 // Writes y[0, n) from f(i, count), which returns the vector for elements [i, i + count).
-// With `stream`, the aligned middle goes out through non-temporal stores, then a fence
-// orders them before whatever the caller does next.
+// With `stream`, the aligned middle goes out through non-temporal stores (the caller
+// fences them: stream_fence()).
 template <class F>
 [[gnu::always_inline]] inline void write_span(float* y, int64_t n, bool stream, F&& f) {
   int64_t i = 0;
@@ -206,7 +206,6 @@ template <class F>
     const int64_t head = static_cast<int64_t>((kAlign - address % kAlign) % kAlign / sizeof(float));
     if (head > 0) store_part(y, f(int64_t{0}, head), head);
     for (i = head; i + kLanes <= n; i += kLanes) stream_store(y + i, f(i, int64_t{kLanes}));
-    _mm_sfence();
   } else {
     for (; i + kLanes <= n; i += kLanes) store(y + i, f(i, int64_t{kLanes}));
   }
