@@ -217,6 +217,33 @@ TEST(CpuVecKernels, SoftmaxRowsMatchDoubleAndPropagateSpecials) {
   }
 }
 
+// The pipelined multi-row softmax gives softmax_row's results bit for bit, streamed or
+// not, aligned or not, a NaN row included.
+TEST(CpuVecKernels, SoftmaxRowsEqualsRowByRow) {
+  for (const VecKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    for (int64_t n : {32, 64, 96, 100, 4096}) {
+      for (int64_t shift : {0, 1}) {
+        const int64_t rows = 5, ys = n + 16 + shift;
+        std::vector<float> x = random_values(static_cast<size_t>(rows * n), static_cast<uint32_t>(n), -20, 20);
+        x[static_cast<size_t>(2 * n + 3)] = kNan;
+        alignas(64) static float y[5 * (4096 + 17) + 64];
+        std::vector<float> expected(static_cast<size_t>(n)), e(2 * static_cast<size_t>(n));
+        for (bool stream : {false, true}) {
+          k->softmax_rows(y, ys, x.data(), n, rows, n, e.data(), stream);
+          for (int64_t r = 0; r < rows; ++r) {
+            k->softmax_row(expected.data(), x.data() + r * n, n, false, e.data(), false);
+            for (int64_t i = 0; i < n; ++i) {
+              ASSERT_TRUE(same(y[r * ys + i], expected[static_cast<size_t>(i)]))
+                  << "n " << n << " shift " << shift << " stream " << stream << " row " << r << " i " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // layer_norm with a mean 10^4 times the spread, and rms_norm of values whose squares
 // overflow f32: both within the row bound, statistics as the reference rounds them.
 TEST(CpuVecKernels, NormRowsKeepPrecisionAndRange) {

@@ -45,6 +45,13 @@ void softmax_rows(const OpContext& ctx, const View& x, const View& y, uint32_t a
   parallel_for(ctx.pool, rows.numel, row_grain(n), [&](int64_t begin, int64_t end, unsigned part) {
     double* const e = scratch + part * n;
     for_each_segment(rows, begin, end, [&](const std::array<int64_t, 2>& off, int64_t count, int64_t) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (vector && !log) {  // the run of rows at once; `e` holds 2n floats
+          k.softmax_rows(py + off[1], rows.inner_stride(1), px + off[0], rows.inner_stride(0), count, n,
+                         reinterpret_cast<float*>(e), stream);
+          return;
+        }
+      }
       for (int64_t r = 0; r < count; ++r) {
         const T* xr = px + off[0] + r * rows.inner_stride(0);
         T* yr = py + off[1] + r * rows.inner_stride(1);

@@ -32,6 +32,10 @@ struct VecKernels {
   // The row kernels take `stream` as binary does. Their rows are n > 0 elements.
   // softmax (log: log_softmax) of one row; `e` is n floats of scratch.
   void (*softmax_row)(float* y, const float* x, int64_t n, bool log, float* e, bool stream);
+  // softmax (not log) of `rows` rows of n, row r at x + r * xs and y + r * ys; `e2` is 2n
+  // floats of scratch. The same results as softmax_row, faster when streaming.
+  void (*softmax_rows)(float* y, int64_t ys, const float* x, int64_t xs, int64_t rows, int64_t n, float* e2,
+                       bool stream);
   // layer_norm (layer) or rms_norm of one row; weight / bias may be NULL. Writes the row's
   // mean (0 for rms_norm) and rstd. False, with nothing written, when rstd does not fit f32.
   bool (*norm_row)(float* y, const float* x, const float* weight, const float* bias, int64_t n, double eps, bool layer,

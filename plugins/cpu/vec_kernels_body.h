@@ -359,6 +359,46 @@ void softmax_row(float* y, const float* x, int64_t n, bool log, float* e, bool s
   write_span(y, n, stream, [&](int64_t i, int64_t c) { return load_n(e + i, c, 0.0f) * inv; });
 }
 
+// softmax of `rows` rows (row r at x + r * xs, y + r * ys), software-pipelined: the streamed
+// stores of row r - 1's result go out while row r's exponentials are computed, so the
+// stores, which one core can only issue so fast, overlap the arithmetic instead of
+// following it. The sums add in softmax_row's order, so each row's result is the same.
+// `e2` holds 2n floats (two rows of exponentials). Only for streamed rows whose length is
+// a multiple of two vectors and whose starts are vector-aligned; else row by row.
+void softmax_rows(float* y, int64_t ys, const float* x, int64_t xs, int64_t rows, int64_t n, float* e2, bool stream) {
+  enter();
+  const bool aligned = reinterpret_cast<uintptr_t>(y) % sizeof(V) == 0 && (ys * sizeof(float)) % sizeof(V) == 0;
+  if (!stream || !aligned || n % (2 * kLanes) != 0) {
+    for (int64_t r = 0; r < rows; ++r) softmax_row(y + r * ys, x + r * xs, n, false, e2, stream);
+    return;
+  }
+  float* prev_y = nullptr;
+  const float* prev_e = nullptr;
+  V prev_inv = splat(0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * xs;
+    float* const er = e2 + (r & 1) * n;
+    const V vm = splat(row_extreme_t<true>(xr, n));
+    V s0 = splat(0.0f), s1 = s0;
+    for (int64_t i = 0; i < n; i += 2 * kLanes) {
+      prefetch_next(xr, xs, i, 2 * kLanes);
+      const V e0 = vexp(load(xr + i) - vm), e1 = vexp(load(xr + i + kLanes) - vm);
+      store(er + i, e0);
+      store(er + i + kLanes, e1);
+      s0 += e0;
+      s1 += e1;
+      if (prev_y) {
+        stream_store(prev_y + i, load(prev_e + i) * prev_inv);
+        stream_store(prev_y + i + kLanes, load(prev_e + i + kLanes) * prev_inv);
+      }
+    }
+    prev_inv = splat(static_cast<float>(1.0 / static_cast<double>(hsum(s0 + s1))));
+    prev_y = y + r * ys;
+    prev_e = er;
+  }
+  for (int64_t i = 0; i < n; i += kLanes) stream_store(prev_y + i, load(prev_e + i) * prev_inv);
+}
+
 double row_sum(const float* x, int64_t n) {
   enter();
   VD s0 = splat_d(0.0), s1 = s0;
@@ -574,6 +614,7 @@ constexpr VecKernels kTable = {kName,
                                unary,
                                gelu_tanh_backward,
                                softmax_row,
+                               softmax_rows,
                                norm_row,
                                softmax_backward_row,
                                norm_backward_row,
