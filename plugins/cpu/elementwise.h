@@ -1,12 +1,14 @@
 // elementwise.h — running a per-element functor over operands that share one shape:
 // a tight loop when every operand is contiguous along the run (the compiler vectorises
 // it), a stride-0 variant for a broadcast scalar, and a strided loop for everything else.
+// The *_spans forms hand the contiguous runs to a hand-vectorised kernel instead.
 #pragma once
 
 #include <cstdint>
 
 #include "op_context.h"
 #include "tensor_iter.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 
@@ -32,6 +34,48 @@ void map_unary(const OpContext& ctx, const View& out, const View& in, int64_t gr
         for (int64_t i = 0; i < n; ++i) po[i * so] = f(px[i * sx]);
       }
     });
+  });
+}
+
+// out[i] = f(x[i]), except that runs where out and x are both contiguous go to
+// span(out, x, n) instead (a vector kernel).
+template <class T, class F, class Span>
+void map_unary_spans(const OpContext& ctx, const View& out, const View& in, int64_t grain, F f, Span span) {
+  const auto layout = make_layout<2>(out.rank, out.shape, {out.strides, in.strides});
+  T* const o = out.as<T>();
+  const T* const x = in.as<T>();
+  parallel_for(ctx.pool, layout.numel, grain, [&](int64_t begin, int64_t end, unsigned) {
+    for_each_segment(layout, begin, end, [&](const std::array<int64_t, 2>& off, int64_t n, int64_t) {
+      const int64_t so = layout.inner_stride(0), sx = layout.inner_stride(1);
+      if (so == 1 && sx == 1) {
+        span(o + off[0], x + off[1], n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) o[off[0] + i * so] = f(x[off[1] + i * sx]);
+      }
+    });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
+  });
+}
+
+// out[i] = f(a[i], b[i]), except that runs where out is contiguous and a and b are each
+// contiguous or one broadcast element go to span(out, a, sa, b, sb, n) instead.
+template <class T, class F, class Span>
+void map_binary_spans(const OpContext& ctx, const View& out, const View& a, const View& b, int64_t grain, F f,
+                      Span span) {
+  const auto layout = make_layout<3>(out.rank, out.shape, {out.strides, a.strides, b.strides});
+  T* const o = out.as<T>();
+  const T* const pa = a.as<T>();
+  const T* const pb = b.as<T>();
+  parallel_for(ctx.pool, layout.numel, grain, [&](int64_t begin, int64_t end, unsigned) {
+    for_each_segment(layout, begin, end, [&](const std::array<int64_t, 3>& off, int64_t n, int64_t) {
+      const int64_t so = layout.inner_stride(0), sa = layout.inner_stride(1), sb = layout.inner_stride(2);
+      if (so == 1 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && sa + sb > 0) {
+        span(o + off[0], pa + off[1], sa, pb + off[2], sb, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) o[off[0] + i * so] = f(pa[off[1] + i * sa], pb[off[2] + i * sb]);
+      }
+    });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 

@@ -8,6 +8,7 @@
 #include "dtype_dispatch.h"
 #include "elementwise.h"
 #include "kernels.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 namespace {
@@ -79,11 +80,35 @@ inline C apply(C a, C b) {
 }
 
 template <ctl_op_id Op>
+constexpr VecBinary vec_binary() {
+  if constexpr (Op == CTL_OP_ADD)
+    return VecBinary::kAdd;
+  else if constexpr (Op == CTL_OP_SUB)
+    return VecBinary::kSub;
+  else if constexpr (Op == CTL_OP_MUL)
+    return VecBinary::kMul;
+  else
+    return VecBinary::kDiv;
+}
+
+template <ctl_op_id Op>
 bool run_arith(const OpContext& ctx, const View& out, const View& a, const View& b) {
   constexpr int64_t grain = Op == CTL_OP_POW ? kCostlyGrain : kCheapGrain;
+  constexpr bool kVector = Op == CTL_OP_ADD || Op == CTL_OP_SUB || Op == CTL_OP_MUL || Op == CTL_OP_DIV;
   return dispatch_numeric(a.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_binary<T, T>(ctx, out, a, b, grain, [](T x, T y) { return store<T>(apply<Op>(load(x), load(y))); });
+    auto f = [](T x, T y) { return store<T>(apply<Op>(load(x), load(y))); };
+    if constexpr (kVector && std::is_same_v<T, float>) {
+      // An output this big is not read back from the caches anyway: stream it.
+      const bool stream = out.numel() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
+      const VecKernels& k = vec_kernels();
+      map_binary_spans<float>(ctx, out, a, b, grain, f,
+                              [&](float* o, const float* x, int64_t sx, const float* y, int64_t sy, int64_t n) {
+                                k.binary(vec_binary<Op>(), o, x, sx, y, sy, n, stream);
+                              });
+    } else {
+      map_binary<T, T>(ctx, out, a, b, grain, f);
+    }
   });
 }
 
@@ -133,10 +158,23 @@ template <bool Tanh>
 bool run_gelu_grad(const OpContext& ctx, const View& dx, const View& dy, const View& x) {
   return dispatch_float(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_binary<T, T>(ctx, dx, dy, x, kCostlyGrain, [](T d, T v) {
+    auto f = [](T d, T v) {
       const double xv = static_cast<double>(load(v));
       return store_double<T>(static_cast<double>(load(d)) * (Tanh ? gelu_tanh_grad(xv) : gelu_grad(xv)));
-    });
+    };
+    if constexpr (Tanh && std::is_same_v<T, float>) {
+      const VecKernels& k = vec_kernels();
+      map_binary_spans<float>(ctx, dx, dy, x, kCostlyGrain, f,
+                              [&](float* o, const float* d, int64_t sd, const float* v, int64_t sv, int64_t n) {
+                                if (sd == 1 && sv == 1) {
+                                  k.gelu_tanh_backward(o, d, v, n);
+                                } else {
+                                  for (int64_t i = 0; i < n; ++i) o[i] = f(d[i * sd], v[i * sv]);
+                                }
+                              });
+    } else {
+      map_binary<T, T>(ctx, dx, dy, x, kCostlyGrain, f);
+    }
   });
 }
 

@@ -6,6 +6,7 @@
 #include "dtype_dispatch.h"
 #include "elementwise.h"
 #include "kernels.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 namespace {
@@ -66,13 +67,39 @@ inline C apply(C x) {
 template <ctl_op_id Op>
 constexpr bool kNumericOp = Op == CTL_OP_NEG || Op == CTL_OP_ABS || Op == CTL_OP_RELU;
 
+// The float functions with a vector form in vec_kernels.h (f32 only).
+template <ctl_op_id Op>
+constexpr bool kVectorOp =
+    Op == CTL_OP_EXP || Op == CTL_OP_TANH || Op == CTL_OP_SIGMOID || Op == CTL_OP_SILU || Op == CTL_OP_GELU_TANH;
+
+template <ctl_op_id Op>
+constexpr VecUnary vec_unary() {
+  if constexpr (Op == CTL_OP_EXP)
+    return VecUnary::kExp;
+  else if constexpr (Op == CTL_OP_TANH)
+    return VecUnary::kTanh;
+  else if constexpr (Op == CTL_OP_SIGMOID)
+    return VecUnary::kSigmoid;
+  else if constexpr (Op == CTL_OP_SILU)
+    return VecUnary::kSilu;
+  else
+    return VecUnary::kGeluTanh;
+}
+
 template <ctl_op_id Op>
 bool run_op(const OpContext& ctx, const View& y, const View& x) {
   constexpr int64_t grain =
       kNumericOp<Op> || Op == CTL_OP_SQRT || Op == CTL_OP_RSQRT || Op == CTL_OP_RECIPROCAL ? kCheapGrain : kCostlyGrain;
   auto body = [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_unary<T, T>(ctx, y, x, grain, [](T v) { return store<T>(apply<Op>(load(v))); });
+    auto f = [](T v) { return store<T>(apply<Op>(load(v))); };
+    if constexpr (std::is_same_v<T, float> && kVectorOp<Op>) {
+      const VecKernels& k = vec_kernels();
+      map_unary_spans<float>(ctx, y, x, grain, f,
+                             [&](float* o, const float* v, int64_t n) { k.unary(vec_unary<Op>(), o, v, n); });
+    } else {
+      map_unary<T, T>(ctx, y, x, grain, f);
+    }
   };
   if constexpr (kNumericOp<Op>)
     return dispatch_numeric(x.dtype, body);

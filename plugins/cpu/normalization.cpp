@@ -1,6 +1,7 @@
 // normalization.cpp — softmax and log_softmax along any axis, layer_norm and rms_norm over
 // the last axis. One row at a time, rows spread over threads; statistics are computed in
 // double (f64 rows entirely in double), then each element is rounded once to the dtype.
+// f32 rows with unit stride go to vec_kernels.h instead (f32 arithmetic, double statistics).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 #include "dtype_dispatch.h"
 #include "kernels.h"
 #include "tensor_iter.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 namespace {
@@ -36,12 +38,29 @@ void softmax_rows(const OpContext& ctx, const View& x, const View& y, uint32_t a
   const auto rows = make_layout<2>(rank, shape, {xs, ys});
   const T* const px = x.as<T>();
   T* const py = y.as<T>();
+  // f32 rows with unit stride go to the vector kernel (the last axis of a contiguous tensor).
+  const bool vector = std::is_same_v<T, float> && sx == 1 && sy == 1;
+  const bool stream = y.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+  const VecKernels& k = vec_kernels();
   parallel_for(ctx.pool, rows.numel, row_grain(n), [&](int64_t begin, int64_t end, unsigned part) {
     double* const e = scratch + part * n;
     for_each_segment(rows, begin, end, [&](const std::array<int64_t, 2>& off, int64_t count, int64_t) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (vector && !log) {  // the run of rows at once; `e` holds 2n floats
+          k.softmax_rows(py + off[1], rows.inner_stride(1), px + off[0], rows.inner_stride(0), count, n,
+                         reinterpret_cast<float*>(e), stream);
+          return;
+        }
+      }
       for (int64_t r = 0; r < count; ++r) {
         const T* xr = px + off[0] + r * rows.inner_stride(0);
         T* yr = py + off[1] + r * rows.inner_stride(1);
+        if constexpr (std::is_same_v<T, float>) {
+          if (vector) {
+            k.softmax_row(yr, xr, n, log, reinterpret_cast<float*>(e), stream);
+            continue;
+          }
+        }
         // Max first (NaN sticks), then exp(x - max) summed in double.
         C m = -std::numeric_limits<C>::infinity();
         for (int64_t i = 0; i < n; ++i) {
@@ -66,6 +85,7 @@ void softmax_rows(const OpContext& ctx, const View& x, const View& y, uint32_t a
         }
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 
@@ -98,11 +118,23 @@ void norm_rows(const OpContext& ctx, const NormViews& v, bool layer) {
   S* const pmean = v.has_mean ? v.mean.as<S>() : nullptr;
   S* const prstd = v.has_rstd ? v.rstd.as<S>() : nullptr;
   const double dn = static_cast<double>(n);
+  // f32 rows with unit stride (weight and bias too) go to the vector kernel.
+  const bool vector = std::is_same_v<T, float> && n > 0 && sx == 1 && sy == 1 && (!pw || sw == 1) && (!pb || sb == 1);
+  const bool stream = v.y.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+  const VecKernels& k = vec_kernels();
   parallel_for(ctx.pool, rows.numel, row_grain(n), [&](int64_t begin, int64_t end, unsigned) {
     for_each_segment(rows, begin, end, [&](const std::array<int64_t, 4>& off, int64_t count, int64_t) {
       for (int64_t r = 0; r < count; ++r) {
         const T* xr = px + off[0] + r * rows.inner_stride(0);
         T* yr = py + off[1] + r * rows.inner_stride(1);
+        if constexpr (std::is_same_v<T, float>) {
+          float mean_f, rstd_f;
+          if (vector && k.norm_row(yr, xr, pw, pb, n, v.eps, layer, &mean_f, &rstd_f, stream)) {
+            if (pmean) pmean[off[2] + r * rows.inner_stride(2)] = mean_f;
+            if (prstd) prstd[off[3] + r * rows.inner_stride(3)] = rstd_f;
+            continue;
+          }
+        }
         double mean = 0;
         if (layer) {
           double sum = 0;
@@ -125,6 +157,7 @@ void norm_rows(const OpContext& ctx, const NormViews& v, bool layer) {
         if (prstd) prstd[off[3] + r * rows.inner_stride(3)] = static_cast<S>(rstd);
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 

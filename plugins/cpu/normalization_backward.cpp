@@ -6,20 +6,22 @@
 // in double and rounded once on the store (double keeps dy - sum(dy * y) and g - mean(g)
 // within one rounding of the reference). dweight and dbias sum over rows: tasks of a fixed
 // block of rows by a fixed run of columns write their own partial sums, which are then added
-// in block order, so the result never depends on the thread count.
+// in block order, so the result never depends on the thread count. f32 rows with unit
+// stride go to vec_kernels.h (f32 arithmetic, sums in double).
 #include <algorithm>
 #include <cmath>
 
 #include "dtype_dispatch.h"
 #include "kernels.h"
 #include "tensor_iter.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 namespace {
 
 constexpr int64_t kElementsPerPart = 8192;  // a parallel part's least work
 constexpr int64_t kParamBlockRows = 1024;   // rows per dweight / dbias block
-constexpr int64_t kParamColumns = 64;       // columns per dweight / dbias task
+constexpr int64_t kParamColumns = 256;      // columns per dweight / dbias task
 
 int64_t row_grain(int64_t n) {
   return std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(n, 1));
@@ -63,11 +65,20 @@ void softmax_backward_rows(const OpContext& ctx, const View& y, const View& dy, 
   const T* const py = y.as<T>();
   const T* const pd = dy.as<T>();
   T* const px = dx.as<T>();
+  const bool vector = std::is_same_v<T, float> && sy == 1 && sd == 1 && sx == 1;
+  const bool stream = dx.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+  const VecKernels& k = vec_kernels();
   parallel_for(ctx.pool, rows.numel, row_grain(n), [&](int64_t begin, int64_t end, unsigned) {
     for_each_row(rows, begin, end, [&](const auto& off) {
       const T* yr = py + off[0];
       const T* dr = pd + off[1];
       T* xr = px + off[2];
+      if constexpr (std::is_same_v<T, float>) {
+        if (vector) {
+          k.softmax_backward_row(xr, yr, dr, n, log, stream);
+          return;
+        }
+      }
       double s = 0;
       for (int64_t i = 0; i < n; ++i)
         s += log ? load_double(dr, i * sd) : load_double(dr, i * sd) * load_double(yr, i * sy);
@@ -76,6 +87,7 @@ void softmax_backward_rows(const OpContext& ctx, const View& y, const View& dy, 
         xr[i * sx] = store_double<T>(log ? di - std::exp(yi) * s : yi * (di - s));
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 
@@ -145,11 +157,20 @@ void norm_backward_dx(const OpContext& ctx, const NormBackward& v) {
   const S* const pmean = v.layer ? v.mean.as<S>() : nullptr;
   const S* const prstd = v.rstd.as<S>();
   const double dn = static_cast<double>(n);
+  const bool vector = std::is_same_v<T, float> && sd == 1 && sx == 1 && so == 1 && (!pw || sw == 1);
+  const bool stream = v.dx.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+  const VecKernels& k = vec_kernels();
   parallel_for(ctx.pool, rows.numel, row_grain(n), [&](int64_t begin, int64_t end, unsigned) {
     for_each_row(rows, begin, end, [&](const auto& off) {
       const T* dr = pd + off[0];
       const T* xr = px + off[1];
       T* out = po + off[2];
+      if constexpr (std::is_same_v<T, float>) {
+        if (vector) {
+          k.norm_backward_row(out, dr, xr, pw, n, pmean ? pmean[off[3]] : 0.0f, prstd[off[4]], v.layer, stream);
+          return;
+        }
+      }
       const double mean = pmean ? load_double(pmean, off[3]) : 0.0;
       const double rstd = load_double(prstd, off[4]);
       double sum_g = 0, sum_gx = 0;
@@ -166,6 +187,7 @@ void norm_backward_dx(const OpContext& ctx, const NormBackward& v) {
         out[i * so] = store_double<T>(rstd * (g - mean_g - xh * mean_gx));
       }
     });
+    stream_fence();  // this part's streamed stores, before the pool reports it done
   });
 }
 
@@ -193,6 +215,8 @@ void norm_backward_params(const OpContext& ctx, const NormBackward& v, double* p
   const S* const prstd = v.rstd.as<S>();
   const int64_t task_elements = std::min(row_count, kParamBlockRows) * std::min(n, kParamColumns);
   const int64_t grain = std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(task_elements, 1));
+  const bool vector = std::is_same_v<T, float> && sd == 1 && sx == 1;
+  const VecKernels& k = vec_kernels();
   parallel_for(ctx.pool, blocks * chunks, grain, [&](int64_t first, int64_t end_task, unsigned) {
     for (int64_t task = first; task < end_task; ++task) {
       const int64_t b = task / chunks, j0 = task % chunks * kParamColumns, j1 = std::min(n, j0 + kParamColumns);
@@ -201,6 +225,13 @@ void norm_backward_params(const OpContext& ctx, const NormBackward& v, double* p
       for (int64_t j = j0; j < j1; ++j) w[j] = s[j] = 0;
       const int64_t r1 = std::min(row_count, (b + 1) * kParamBlockRows);
       for_each_row(rows, b * kParamBlockRows, r1, [&](const auto& off) {
+        if constexpr (std::is_same_v<T, float>) {
+          if (vector) {
+            k.norm_param_row(w + j0, s + j0, pd + off[0] + j0, px + off[1] + j0, j1 - j0, pmean ? pmean[off[2]] : 0.0f,
+                             prstd[off[3]]);
+            return;
+          }
+        }
         const double mean = pmean ? load_double(pmean, off[2]) : 0.0;
         const double rstd = load_double(prstd, off[3]);
         for (int64_t j = j0; j < j1; ++j) {

@@ -5,7 +5,10 @@
 // tensor is one tight run per output. Outputs are spread over threads; when there are
 // few outputs but long reductions, each reduction is cut into fixed-size chunks whose
 // partial results are combined in chunk order, so the result never depends on the
-// number of threads. Float sums accumulate in double, integer sums in 64 bits.
+// number of threads. Float sums accumulate in double, integer sums in 64 bits. f32 runs
+// with unit stride use vec_kernels.h, and so do f32 sums over leading axes (a bias
+// gradient's column sums), which add whole rows into a row of double accumulators.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -13,6 +16,7 @@
 #include "dtype_dispatch.h"
 #include "kernels.h"
 #include "tensor_iter.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 namespace {
@@ -27,6 +31,12 @@ struct SumReducer {
   using Acc = std::conditional_t<is_float_v<T>, double, uint64_t>;
   Acc acc = 0;
   void run(const T* p, int64_t n, int64_t stride, int64_t) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (stride == 1) {
+        acc += vec_kernels().row_sum(p, n);
+        return;
+      }
+    }
     if (stride == 1) {
       // Eight independent partial sums: the compiler vectorises them without being
       // allowed to reassociate one long chain.
@@ -65,6 +75,12 @@ struct ExtremeReducer {
     }
   }
   void run(const T* p, int64_t n, int64_t stride, int64_t) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (stride == 1 && n > 0) {
+        take(kMax ? vec_kernels().row_max(p, n) : vec_kernels().row_min(p, n));
+        return;
+      }
+    }
     for (int64_t i = 0; i < n; ++i) take(load(p[i * stride]));
   }
   void merge(const ExtremeReducer& other) { take(other.acc); }
@@ -172,6 +188,34 @@ ctl_status* reduce_all(const OpContext& ctx, const Geometry& g, const T* x, Make
   return nullptr;
 }
 
+// f32 sum / mean over one reduced axis whose outputs lie along x's unit-stride axis (a
+// column sum): each task owns a block of columns and adds the rows into double
+// accumulators in row order, so every output's sum has one order whatever the threads.
+constexpr int64_t kColumnBlock = 512;
+bool column_sums_apply(const Geometry& g) {
+  return g.kept.rank == 1 && g.kept.strides[0][0] == 1 && g.reduced.rank == 1 && g.outputs >= 16 && g.count > 1;
+}
+ctl_status* column_sums(const OpContext& ctx, const Geometry& g, const float* x, float* out, bool mean) {
+  Scratch scratch(ctx);
+  CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, sizeof(double) * static_cast<size_t>(g.outputs)));
+  double* const acc = scratch.as<double>();
+  const int64_t blocks = (g.outputs + kColumnBlock - 1) / kColumnBlock;
+  const int64_t row_stride = g.reduced.strides[0][0], out_stride = g.kept.strides[1][0];
+  const int64_t grain = std::max<int64_t>(1, kElementsPerPart / (kColumnBlock * g.count));
+  const VecKernels& k = vec_kernels();
+  parallel_for(ctx.pool, blocks, grain, [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t j0 = b * kColumnBlock, n = std::min(g.outputs, j0 + kColumnBlock) - j0;
+      for (int64_t j = 0; j < n; ++j) acc[j0 + j] = 0;
+      for (int64_t r = 0; r < g.count; ++r) k.accumulate(acc + j0, x + r * row_stride + j0, n);
+      for (int64_t j = j0; j < j0 + n; ++j) {
+        out[j * out_stride] = static_cast<float>(mean ? acc[j] / static_cast<double>(g.count) : acc[j]);
+      }
+    }
+  });
+  return nullptr;
+}
+
 template <class T>
 ctl_status* reduce_typed(const OpContext& ctx, const Geometry& g, const View& xv, const View& outv) {
   const T* const x = xv.as<T>();
@@ -180,6 +224,9 @@ ctl_status* reduce_typed(const OpContext& ctx, const Geometry& g, const View& xv
   if (op == CTL_OP_SUM || op == CTL_OP_MEAN) {
     T* const out = outv.as<T>();
     const bool mean = op == CTL_OP_MEAN;
+    if constexpr (std::is_same_v<T, float>) {
+      if (column_sums_apply(g)) return column_sums(ctx, g, x, out, mean);
+    }
     return reduce_all<T, SumReducer<T>>(
         ctx, g, x, [](int64_t) { return SumReducer<T>{}; },
         [&](int64_t, const SumReducer<T>& r, int64_t o) {

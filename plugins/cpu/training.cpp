@@ -7,6 +7,9 @@
 // reference. Loss rows are spread over the pool as in normalization.cpp; the MEAN / SUM
 // loss adds per-block sums in block order, blocks sized by the shape alone, so it never
 // depends on the thread count.
+//
+// f32 with unit strides goes to vec_kernels.h: a row's exps in f32 summed in f32 lanes (its
+// log and the loss in double), AdamW's update in double per element as here.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,6 +18,7 @@
 #include "dtype_dispatch.h"
 #include "kernels.h"
 #include "tensor_iter.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 namespace {
@@ -120,6 +124,19 @@ void cross_entropy_rows(const OpContext& ctx, const CrossEntropy& v, double* blo
   T* const pout = v.out.as<T>();
   const int64_t block = std::max<int64_t>(1, kElementsPerBlock / std::max<int64_t>(c, 1));
   const int64_t blocks = (rows.numel + block - 1) / block;
+  const bool vector = std::is_same_v<T, float> && sz == 1 && c > 0;
+  const VecKernels& k = vec_kernels();
+  auto logsumexp = [&](const T* zr) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (vector) {
+        float m;
+        double log_sum;
+        k.row_max_logsum(zr, c, &m, &log_sum);
+        return std::isfinite(m) ? static_cast<double>(m) + log_sum : static_cast<double>(m);
+      }
+    }
+    return row_logsumexp(zr, c, sz);
+  };
   parallel_for(ctx.pool, blocks, 1, [&](int64_t first, int64_t last_block, unsigned) {
     for (int64_t b = first; b < last_block; ++b) {
       double sum = 0;
@@ -130,7 +147,7 @@ void cross_entropy_rows(const OpContext& ctx, const CrossEntropy& v, double* blo
         if (!v.ignored(t)) {
           ++count;
           loss = (t < 0 || t >= c) ? std::numeric_limits<double>::quiet_NaN()
-                                   : row_logsumexp(pz + off[0], c, sz) - load_double(pz + off[0], t * sz);
+                                   : logsumexp(pz + off[0]) - load_double(pz + off[0], t * sz);
           sum += loss;
         }
         if (per_row) pout[off[2]] = store_double<T>(loss);
@@ -190,6 +207,8 @@ void cross_entropy_backward_rows(const OpContext& ctx, const CrossEntropy& v, in
     if (v.reduction == CTL_REDUCTION_MEAN) scale /= static_cast<double>(count);
   }
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  const bool vector = std::is_same_v<T, float> && sz == 1 && so == 1;
+  const VecKernels& k = vec_kernels();
   parallel_for(ctx.pool, rows.numel, row_grain(c), [&](int64_t begin, int64_t end, unsigned part) {
     double* const e = scratch + static_cast<int64_t>(part) * c;
     for_each_row(rows, begin, end, [&](const auto& off) {
@@ -205,6 +224,17 @@ void cross_entropy_backward_rows(const OpContext& ctx, const CrossEntropy& v, in
         return;
       }
       const double g = per_row ? load_double(pg, off[3]) : scale;
+      if constexpr (std::is_same_v<T, float>) {
+        if (vector) {
+          // p = e / sum in f32; g * (p - 1) at the target.
+          float* const ef = reinterpret_cast<float*>(e);
+          const float sum = k.row_exp_sum(ef, zr, c, k.row_max(zr, c));
+          const float inv = 1.0f / sum, gf = static_cast<float>(g);
+          for (int64_t i = 0; i < c; ++i) out[i] = gf * (ef[i] * inv);
+          out[t] = static_cast<float>(g * (static_cast<double>(ef[t]) / static_cast<double>(sum) - 1.0));
+          return;
+        }
+      }
       // softmax(z) as the softmax op computes it: a row of -inf, or holding +inf, is NaN.
       const double m = row_max(zr, c, sz);
       double sum = 0;
@@ -244,6 +274,7 @@ void adamw_elements(const OpContext& ctx, const View& grad, const View* state, c
   const double lr = a.lr, decay = a.lr * a.weight_decay, beta1 = a.beta1, beta2 = a.beta2, eps = a.eps;
   const double correction1 = 1 - std::pow(a.beta1, static_cast<double>(a.step));
   const double correction2 = 1 - std::pow(a.beta2, static_cast<double>(a.step));
+  const VecKernels& k = vec_kernels();
   parallel_for(ctx.pool, layout.numel, kElementsPerPart * 4, [&](int64_t begin, int64_t end, unsigned) {
     for_each_segment(layout, begin, end, [&](const std::array<int64_t, 4>& off, int64_t count, int64_t) {
       const int64_t sg = layout.inner_stride(0), sp = layout.inner_stride(1);
@@ -252,6 +283,12 @@ void adamw_elements(const OpContext& ctx, const View& grad, const View* state, c
       T* p = pp + off[1];
       T* m = pm + off[2];
       T* v = pv + off[3];
+      if constexpr (std::is_same_v<T, float>) {
+        if (sg == 1 && sp == 1 && sm == 1 && sv == 1) {
+          k.adamw(p, m, v, g, count, lr, decay, beta1, beta2, eps, 1 / correction1, 1 / correction2);
+          return;
+        }
+      }
       for (int64_t i = 0; i < count; ++i) {
         const double gi = load_double(g, i * sg);
         double pi = load_double(p, i * sp);

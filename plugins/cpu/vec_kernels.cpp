@@ -1,0 +1,98 @@
+// vec_kernels.cpp — vec_kernels_body.h compiled three times: for AVX-512, for AVX2 + FMA
+// and for the x86-64-v2 baseline, each in its own namespace (inline functions of one
+// name but different instruction sets must never be merged by the linker) and under its
+// own `#pragma GCC target`, and the table for active_isa().
+//
+// The file is compiled with -ffp-contract=fast: a * b + c becomes an FMA where the
+// instruction set has one, which only makes the polynomials and row formulas more exact.
+#include "vec_kernels.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "isa.h"
+#include "simd_state.h"
+
+namespace catalyst::cpu {
+namespace {
+
+namespace avx512 {
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")
+constexpr int kLanes = 16;
+constexpr const char* kName = "avx512";
+inline void enter() {}
+template <class F>
+inline void stream_store(float* p, F v) {
+  _mm512_stream_ps(p, (__m512)v);
+}
+template <class D>
+inline D sqrt_d(D v) {
+  // The maskz form: GCC 12 warns that _mm512_sqrt_pd's undefined pass-through may be used.
+  return (D)_mm512_maskz_sqrt_pd(static_cast<__mmask8>(0xff), (__m512d)v);
+}
+#include "vec_kernels_body.h"
+#pragma GCC pop_options
+}  // namespace avx512
+
+namespace avx2 {
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+constexpr int kLanes = 8;
+constexpr const char* kName = "avx2";
+inline void enter() {}
+template <class F>
+inline void stream_store(float* p, F v) {
+  _mm256_stream_ps(p, (__m256)v);
+}
+template <class D>
+inline D sqrt_d(D v) {
+  return (D)_mm256_sqrt_pd((__m256d)v);
+}
+#include "vec_kernels_body.h"
+#pragma GCC pop_options
+}  // namespace avx2
+
+namespace baseline {
+constexpr int kLanes = 4;
+constexpr const char* kName = "baseline";
+// This code is legacy SSE: see simd_state.h.
+inline void enter() {
+  clear_upper_state();
+}
+template <class F>
+inline void stream_store(float* p, F v) {
+  _mm_stream_ps(p, (__m128)v);
+}
+template <class D>
+inline D sqrt_d(D v) {
+  return (D)_mm_sqrt_pd((__m128d)v);
+}
+#include "vec_kernels_body.h"
+}  // namespace baseline
+
+}  // namespace
+
+const VecKernels* vec_kernels_for(Isa isa) {
+  if (static_cast<int>(isa) > static_cast<int>(isa_info().detected)) return nullptr;
+  switch (isa) {
+    case Isa::kAvx512:
+      return &avx512::kTable;
+    case Isa::kAvx2:
+      return &avx2::kTable;
+    case Isa::kBaseline:
+      break;
+  }
+  return &baseline::kTable;
+}
+
+const VecKernels& vec_kernels() {
+  static const VecKernels* const table = vec_kernels_for(active_isa());  // active_isa() <= detected
+  return *table;
+}
+
+}  // namespace catalyst::cpu
