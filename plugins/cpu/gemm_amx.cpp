@@ -1,0 +1,348 @@
+// gemm_amx.cpp — packing, tile kernel and tile merge of the AMX GEMM (see gemm_amx.h).
+// Every function that runs AMX or AVX-512 code carries its target attribute; callers
+// reach them only when amx_bf16_usable() holds, which implies the avx512 path.
+#include "gemm_amx.h"
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports once inlined (a known false positive of the header, not of this code).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <cmath>
+#include <cstring>
+
+#include "dtype_dispatch.h"
+#include "matmul_problem.h"
+
+#define CTL_CPU_AVX512_HALF __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,avx2,fma,f16c")))
+#define CTL_CPU_AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512vl,avx512dq,avx512bw,avx2,fma,f16c")))
+
+namespace catalyst::cpu {
+namespace {
+
+// The split of one f16 value (as float) into bf16 hi and lo with hi + lo == x exactly:
+// hi keeps the top 8 significant bits (truncation), lo the remaining 3, which a bf16
+// holds exactly because bf16 has f32's exponent range. Only finite inputs come here.
+inline void split_f16(uint16_t h, uint16_t* hi, uint16_t* lo) {
+  const float x = sdk::half_to_float(h);
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const uint32_t hi_bits = bits & 0xffff0000u;
+  float hi_value;
+  std::memcpy(&hi_value, &hi_bits, sizeof hi_value);
+  const float rest = x - hi_value;  // exact
+  uint32_t lo_bits;
+  std::memcpy(&lo_bits, &rest, sizeof lo_bits);
+  *hi = static_cast<uint16_t>(hi_bits >> 16);
+  *lo = static_cast<uint16_t>(lo_bits >> 16);  // the low 16 bits of rest are zero
+}
+
+// Packed value `kp` of a depth row for one source element pointer getter; used by the
+// general-stride packers. `at(k)` returns the 16-bit source element at depth k.
+template <class At>
+inline uint16_t packed_a_value(HalfKind kind, int64_t kp, const At& at) {
+  if (kind == HalfKind::kBf16) return at(kp);
+  uint16_t hi, lo;
+  split_f16(at(kp >> 2), &hi, &lo);
+  return (kp & 1) ? lo : hi;  // A: hi, lo, hi, lo
+}
+template <class At>
+inline uint16_t packed_b_value(HalfKind kind, int64_t kp, const At& at) {
+  if (kind == HalfKind::kBf16) return at(kp);
+  uint16_t hi, lo;
+  split_f16(at(kp >> 2), &hi, &lo);
+  return (kp & 2) ? lo : hi;  // B: hi, hi, lo, lo
+}
+
+// 16 f16 values -> their hi and lo bf16 halves in the low and high 16 bits of each lane.
+CTL_CPU_AVX512_HALF inline __m512i split_f16_x16(__m256i h) {
+  const __m512 x = _mm512_cvtph_ps(h);
+  const __m512i hi = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
+  const __m512 rest = _mm512_sub_ps(x, _mm512_castsi512_ps(hi));
+  return _mm512_or_si512(_mm512_srli_epi32(hi, 16), _mm512_castps_si512(rest));
+}
+
+CTL_CPU_AVX512_HALF void pack_a_rows_unit(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, int64_t rows,
+                                          int64_t depth, int64_t chunks) {
+  if (kind == HalfKind::kBf16) {
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t k0 = c * kAmxChunk;
+      const int64_t n = depth - k0 >= kAmxChunk ? kAmxChunk : (depth > k0 ? depth - k0 : 0);
+      const __mmask32 mask = n >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << n) - 1u);
+      for (int64_t r = 0; r < 16; ++r) {
+        __m512i v = _mm512_setzero_si512();
+        if (r < rows) v = _mm512_maskz_loadu_epi16(mask, src + r * rs + k0);
+        _mm512_storeu_si512(dst + c * kAmxPanelChunk + r * kAmxChunk, v);
+      }
+    }
+    return;
+  }
+  // f16: 16 source values make two chunks (8 depths x 4 packed values each).
+  const __m512i first = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+  const __m512i second = _mm512_set_epi32(15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8);
+  for (int64_t c = 0; c < chunks; c += 2) {
+    const int64_t k0 = c * kAmxChunk / 4;  // source depth of this chunk pair
+    const int64_t n = depth - k0 >= 16 ? 16 : (depth > k0 ? depth - k0 : 0);
+    const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1u);
+    for (int64_t r = 0; r < 16; ++r) {
+      __m512i pairs = _mm512_setzero_si512();
+      if (r < rows) pairs = split_f16_x16(_mm256_maskz_loadu_epi16(mask, src + r * rs + k0));
+      _mm512_storeu_si512(dst + c * kAmxPanelChunk + r * kAmxChunk, _mm512_permutexvar_epi32(first, pairs));
+      if (c + 1 < chunks) {
+        _mm512_storeu_si512(dst + (c + 1) * kAmxPanelChunk + r * kAmxChunk, _mm512_permutexvar_epi32(second, pairs));
+      }
+    }
+  }
+}
+
+CTL_CPU_AVX512_HALF void pack_b_cols_unit(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, int64_t cols,
+                                          int64_t depth, int64_t chunks) {
+  const __mmask16 mask = static_cast<__mmask16>(cols >= 16 ? 0xffffu : (1u << cols) - 1u);
+  const int64_t pair_rows = chunks * 16;
+  for (int64_t pr = 0; pr < pair_rows; ++pr) {
+    __m512i v = _mm512_setzero_si512();
+    if (kind == HalfKind::kBf16) {
+      const int64_t k = 2 * pr;
+      if (k < depth) {
+        const __m512i r0 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, src + k * rs));
+        __m512i r1 = _mm512_setzero_si512();
+        if (k + 1 < depth) r1 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, src + (k + 1) * rs));
+        v = _mm512_or_si512(r0, _mm512_slli_epi32(r1, 16));
+      }
+    } else {
+      const int64_t k = pr >> 1;  // pair row 2k: (hi, hi); 2k + 1: (lo, lo)
+      if (k < depth) {
+        const __m512i pairs = split_f16_x16(_mm256_maskz_loadu_epi16(mask, src + k * rs));
+        const __m512i half =
+            (pr & 1) ? _mm512_srli_epi32(pairs, 16) : _mm512_and_si512(pairs, _mm512_set1_epi32(0xffff));
+        v = _mm512_or_si512(half, _mm512_slli_epi32(half, 16));
+      }
+    }
+    _mm512_storeu_si512(dst + pr * 32, v);
+  }
+}
+
+// bf16 B stored column by column (rs == 1): each pair is one 32-bit word of a column.
+CTL_CPU_AVX512_HALF void pack_b_bf16_cols_contiguous(uint16_t* dst, const uint16_t* src, int64_t cs, int64_t cols,
+                                                     int64_t depth, int64_t chunks) {
+  const __mmask16 mask = static_cast<__mmask16>(cols >= 16 ? 0xffffu : (1u << cols) - 1u);
+  const __m512i offsets = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                             _mm512_set1_epi32(static_cast<int>(cs * 2)));  // bytes
+  const int64_t pair_rows = chunks * 16;
+  const int64_t full_pairs = depth / 2;
+  for (int64_t pr = 0; pr < pair_rows; ++pr) {
+    __m512i v = _mm512_setzero_si512();
+    if (pr < full_pairs) {
+      v = _mm512_mask_i32gather_epi32(v, mask, offsets, src + 2 * pr, 1);
+    } else if (pr == full_pairs && (depth & 1)) {
+      for (int64_t j = 0; j < cols && j < 16; ++j) dst[pr * 32 + 2 * j] = src[j * cs + 2 * pr];
+      for (int64_t j = 0; j < 16; ++j) {
+        if (j >= cols) dst[pr * 32 + 2 * j] = 0;
+        dst[pr * 32 + 2 * j + 1] = 0;
+      }
+      continue;
+    }
+    _mm512_storeu_si512(dst + pr * 32, v);
+  }
+}
+
+struct alignas(64) TileConfig {
+  uint8_t palette;
+  uint8_t start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+}  // namespace
+
+void amx_pack_a(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, int64_t cs, int64_t rows, int64_t depth,
+                int64_t chunks) {
+  if (cs == 1 || rows <= 0 || depth <= 0) {
+    pack_a_rows_unit(kind, dst, src, rs, rows, rows > 0 ? depth : 0, chunks);
+    return;
+  }
+  const int64_t packed = depth * packed_per_depth(kind);
+  for (int64_t c = 0; c < chunks; ++c) {
+    for (int64_t r = 0; r < 16; ++r) {
+      uint16_t* d = dst + c * kAmxPanelChunk + r * kAmxChunk;
+      const uint16_t* row = src + r * rs;
+      auto at = [&](int64_t k) { return row[k * cs]; };
+      for (int64_t j = 0; j < kAmxChunk; ++j) {
+        const int64_t kp = c * kAmxChunk + j;
+        d[j] = r < rows && kp < packed ? packed_a_value(kind, kp, at) : uint16_t{0};
+      }
+    }
+  }
+}
+
+void amx_pack_b(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, int64_t cs, int64_t cols, int64_t depth,
+                int64_t chunks) {
+  if (cols <= 0 || depth <= 0) {
+    std::memset(dst, 0, static_cast<size_t>(chunks * kAmxPanelChunk) * sizeof(uint16_t));
+    return;
+  }
+  if (cs == 1) {
+    pack_b_cols_unit(kind, dst, src, rs, cols, depth, chunks);
+    return;
+  }
+  if (kind == HalfKind::kBf16 && rs == 1 && cs * 32 < (int64_t{1} << 31)) {
+    pack_b_bf16_cols_contiguous(dst, src, cs, cols, depth, chunks);
+    return;
+  }
+  const int64_t packed = depth * packed_per_depth(kind);
+  for (int64_t pr = 0; pr < chunks * 16; ++pr) {
+    for (int64_t j = 0; j < 16; ++j) {
+      auto at = [&](int64_t k) { return src[k * rs + j * cs]; };
+      for (int64_t h = 0; h < 2; ++h) {
+        const int64_t kp = 2 * pr + h;
+        dst[pr * 32 + 2 * j + h] = j < cols && kp < packed ? packed_b_value(kind, kp, at) : uint16_t{0};
+      }
+    }
+  }
+}
+
+CTL_CPU_AMX void amx_begin() {
+  TileConfig config{};
+  config.palette = 1;
+  for (int t = 0; t < 8; ++t) {
+    config.colsb[t] = 64;
+    config.rows[t] = 16;
+  }
+  __asm__ volatile("" ::: "memory");  // the asm below only names the first bytes of config
+  _tile_loadconfig(&config);
+}
+
+CTL_CPU_AMX void amx_end() {
+  _tile_release();
+}
+
+CTL_CPU_AMX void amx_kernel_32x32(int64_t chunks, const uint16_t* a0, const uint16_t* a1, const uint16_t* b0,
+                                  const uint16_t* b1, float* c) {
+  __asm__ volatile("" ::: "memory");  // tile loads read memory the compiler cannot see
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t k = 0; k < chunks; ++k) {
+    _tile_loadd(4, a0 + k * kAmxPanelChunk, 64);
+    _tile_loadd(6, b0 + k * kAmxPanelChunk, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, b1 + k * kAmxPanelChunk, 64);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_loadd(5, a1 + k * kAmxPanelChunk, 64);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, 128);
+  _tile_stored(1, c + 16, 128);
+  _tile_stored(2, c + 16 * 32, 128);
+  _tile_stored(3, c + 16 * 32 + 16, 128);
+}
+
+namespace {
+
+float load_half(ctl_dtype d, uint16_t bits) {
+  return d == CTL_DTYPE_F16 ? sdk::half_to_float(bits) : sdk::bf16_to_float(bits);
+}
+
+// v[j] for the first n lanes of 16 16-bit floats of dtype d.
+CTL_CPU_AVX512_HALF inline __m512 load_half_x16(ctl_dtype d, const uint16_t* p, __mmask16 mask) {
+  const __m256i bits = _mm256_maskz_loadu_epi16(mask, p);
+  if (d == CTL_DTYPE_F16) return _mm512_cvtph_ps(bits);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+// Rounds to nearest even into 16-bit floats of dtype d (NaN stays a quiet NaN).
+CTL_CPU_AVX512_HALF inline void store_half_x16(ctl_dtype d, uint16_t* p, __m512 v, __mmask16 mask) {
+  __m256i bits;
+  if (d == CTL_DTYPE_F16) {
+    bits = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  } else {
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40)));
+    bits = _mm512_cvtepi32_epi16(r);
+  }
+  _mm256_mask_storeu_epi16(p, mask, bits);
+}
+
+// One row of a tile merge; the vector form needs a unit output column stride and a bias
+// column stride of 0 or 1.
+CTL_CPU_AVX512_HALF void merge_row_vector(const HalfOutput& o, const float* s, float* acc, uint16_t* out,
+                                          const uint16_t* bias, int64_t n, bool first, bool last) {
+  const __m512 alpha = _mm512_set1_ps(o.alpha), beta = _mm512_set1_ps(o.beta);
+  float pre[32];
+  for (int64_t j = 0; j < n; j += 16) {
+    const int64_t left = n - j;
+    const __mmask16 mask = static_cast<__mmask16>(left >= 16 ? 0xffffu : (1u << left) - 1u);
+    __m512 v = _mm512_mul_ps(alpha, _mm512_maskz_loadu_ps(mask, s + j));
+    if (!first) v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, acc + j), v);
+    if (!last) {
+      _mm512_mask_storeu_ps(acc + j, mask, v);
+      continue;
+    }
+    if (o.beta != 0.0f) v = _mm512_fmadd_ps(beta, load_half_x16(o.dtype, out + j, mask), v);
+    if (bias) {
+      const __m512 b =
+          o.bcs == 0 ? _mm512_set1_ps(load_half(o.dtype, bias[0])) : load_half_x16(o.dtype, bias + j, mask);
+      v = _mm512_add_ps(v, b);
+    }
+    if (o.activation == CTL_ACTIVATION_NONE) {
+      store_half_x16(o.dtype, out + j, v, mask);
+    } else if (o.activation == CTL_ACTIVATION_RELU) {
+      const __mmask16 keep =
+          _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      store_half_x16(o.dtype, out + j, _mm512_maskz_mov_ps(keep, v), mask);  // relu(-0) is +0
+    } else {
+      _mm512_storeu_ps(pre + j, v);
+    }
+  }
+  if (last && o.activation != CTL_ACTIVATION_NONE && o.activation != CTL_ACTIVATION_RELU) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float a = activate(pre[j], o.activation);
+      out[j] = o.dtype == CTL_DTYPE_F16 ? sdk::float_to_half(a) : sdk::float_to_bf16(a);
+    }
+  }
+}
+
+void merge_row_scalar(const HalfOutput& o, const float* s, float* acc, uint16_t* out, const uint16_t* bias, int64_t n,
+                      bool first, bool last) {
+  for (int64_t j = 0; j < n; ++j) {
+    float v = o.alpha * s[j];
+    if (!first) v = acc[j] + v;
+    if (!last) {
+      acc[j] = v;
+      continue;
+    }
+    uint16_t* dst = out + j * o.ocs;
+    if (o.beta != 0.0f) v += o.beta * load_half(o.dtype, *dst);
+    if (bias) v += load_half(o.dtype, bias[j * o.bcs]);
+    v = activate(v, o.activation);
+    *dst = o.dtype == CTL_DTYPE_F16 ? sdk::float_to_half(v) : sdk::float_to_bf16(v);
+  }
+}
+
+}  // namespace
+
+void amx_merge_tile(const HalfOutput& o, const float* tile, int64_t row, int64_t col, int64_t m, int64_t n, bool first,
+                    bool last) {
+  const bool vector = o.ocs == 1 && (o.bcs == 0 || o.bcs == 1);
+  for (int64_t i = 0; i < m; ++i) {
+    float* acc = o.acc ? o.acc + (row + i) * o.ldacc + col : nullptr;
+    uint16_t* out = reinterpret_cast<uint16_t*>(o.out) + (row + i) * o.ors + col * o.ocs;
+    const uint16_t* bias =
+        o.bias ? reinterpret_cast<const uint16_t*>(o.bias) + (row + i) * o.brs + col * o.bcs : nullptr;
+    if (vector) {
+      merge_row_vector(o, tile + i * 32, acc, out, bias, n, first, last);
+    } else {
+      merge_row_scalar(o, tile + i * 32, acc, out, bias, n, first, last);
+    }
+  }
+}
+
+}  // namespace catalyst::cpu

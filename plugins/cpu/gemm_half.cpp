@@ -1,0 +1,219 @@
+// gemm_half.cpp — the driver of the f16/bf16 GEMM on AMX (gemm_half.h).
+//
+// Blocking follows the f32 GEMM: for each block of B (depth x up to kNc columns), packed
+// once and shared by the threads, the threads take blocks of A rows, pack them, and run
+// 32 x 32 tile products over them. Depth blocks hold kDepthChunks tile rows of packed
+// values, so that the tile products dwarf the merges between blocks. When
+// K needs several depth blocks, partial sums wait in an f32 matrix; the last block writes
+// the output through alpha, beta, bias and activation, rounding once to f16/bf16.
+#include "gemm_half.h"
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports once inlined (a known false positive of the header, not of this code).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <algorithm>
+
+#include "amx.h"
+#include "gemm_amx.h"
+
+namespace catalyst::cpu {
+namespace {
+
+constexpr int64_t kDepthChunks = 64;  // packed depth per block: 64 x 32 values
+constexpr int64_t kMc = 128;          // rows of a packed A block
+constexpr int64_t kNc = 4096;         // columns of a packed B block
+
+#define CTL_CPU_AVX512_SCAN __attribute__((target("avx512f,avx512vl,avx512bw,avx2")))
+
+// True when no element of the rows x cols f16 matrix is Inf or NaN (exponent all ones).
+CTL_CPU_AVX512_SCAN bool finite_f16(const uint16_t* m, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if (cs != 1 && rs == 1) {  // scan the contiguous axis
+    std::swap(rows, cols);
+    std::swap(rs, cs);
+  }
+  const __m512i exponent = _mm512_set1_epi16(0x7c00);
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint16_t* row = m + i * rs;
+    if (cs == 1) {
+      __mmask32 bad = 0;
+      int64_t j = 0;
+      for (; j + 32 <= cols; j += 32) {
+        const __m512i v = _mm512_and_si512(_mm512_loadu_si512(row + j), exponent);
+        bad |= _mm512_cmpeq_epi16_mask(v, exponent);
+      }
+      if (j < cols) {
+        const __mmask32 mask = static_cast<__mmask32>((1u << (cols - j)) - 1u);
+        const __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi16(mask, row + j), exponent);
+        bad |= _mm512_mask_cmpeq_epi16_mask(mask, v, exponent);
+      }
+      if (bad) return false;
+    } else {
+      for (int64_t j = 0; j < cols; ++j) {
+        if ((row[j * cs] & 0x7c00) == 0x7c00) return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool broadcast_over_batch(const Problem& p, int operand) {
+  for (uint32_t axis = 0; axis < p.batch_rank; ++axis) {
+    if (p.batch_strides[operand][axis] != 0) return false;
+  }
+  return true;
+}
+
+// f16 inputs with an Inf or NaN go to the conversion path: hi * lo products of an
+// infinite value would make NaN where the true product is infinite.
+bool inputs_finite(const Problem& p) {
+  const int64_t ars = p.a.strides[p.a.rank - 2], acs = p.a.strides[p.a.rank - 1];
+  const int64_t brs = p.b.strides[p.b.rank - 2], bcs = p.b.strides[p.b.rank - 1];
+  const bool a_once = broadcast_over_batch(p, 0), b_once = broadcast_over_batch(p, 1);
+  for (int64_t index = 0; index < p.batches; ++index) {
+    int64_t off[4];
+    batch_offsets(p, index, off);
+    if ((index == 0 || !a_once) && !finite_f16(p.a.as<uint16_t>() + off[0], p.M, p.K, ars, acs)) return false;
+    if ((index == 0 || !b_once) && !finite_f16(p.b.as<uint16_t>() + off[1], p.K, p.N, brs, bcs)) return false;
+  }
+  return true;
+}
+
+struct Plan {
+  HalfKind kind;
+  int64_t depth_block;  // source depth per block
+  int64_t mc_block;
+  int64_t a_size, b_size, acc_size;  // elements per slot
+};
+
+struct Operands {
+  const uint16_t* a;
+  int64_t ars, acs;
+  const uint16_t* b;
+  int64_t brs, bcs;
+};
+
+constexpr int64_t panel_size(int64_t chunks) {
+  return chunks * kAmxPanelChunk;
+}
+
+// One product: out = act(alpha a @ b + beta out + bias). With a pool, B blocks are packed
+// together and blocks of A rows shared out; without, slot `slot`'s buffers are used.
+void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutput& out, uint16_t* a_buffers,
+          uint16_t* b_pack, ThreadPool* pool, unsigned slot) {
+  const int64_t r = packed_per_depth(plan.kind);
+  const int64_t m_blocks = (p.M + plan.mc_block - 1) / plan.mc_block;
+  for (int64_t jc = 0; jc < p.N; jc += kNc) {
+    const int64_t nc = std::min(kNc, p.N - jc);
+    const int64_t pairs = (nc + 31) / 32;
+    for (int64_t k0 = 0; k0 < p.K; k0 += plan.depth_block) {
+      const int64_t ks = std::min(plan.depth_block, p.K - k0);
+      const int64_t chunks = (ks * r + kAmxChunk - 1) / kAmxChunk;
+      const bool first = k0 == 0, last = k0 + ks == p.K;
+      parallel_for(pool, 2 * pairs, 4, [&](int64_t begin, int64_t end, unsigned) {
+        for (int64_t q = begin; q < end; ++q) {
+          const int64_t cols = nc - 16 * q;
+          const uint16_t* src = cols > 0 ? x.b + k0 * x.brs + (jc + 16 * q) * x.bcs : x.b;
+          amx_pack_b(plan.kind, b_pack + q * panel_size(chunks), src, x.brs, x.bcs, cols, ks, chunks);
+        }
+      });
+      parallel_for(pool, m_blocks, 1, [&](int64_t begin, int64_t end, unsigned part) {
+        uint16_t* const a_pack = a_buffers + (pool ? part : slot) * plan.a_size;
+        alignas(64) float tile[32 * 32];
+        amx_begin();
+        for (int64_t block = begin; block < end; ++block) {
+          const int64_t ic = block * plan.mc_block;
+          const int64_t mc = std::min(plan.mc_block, p.M - ic);
+          const int64_t row_pairs = (mc + 31) / 32;
+          for (int64_t panel = 0; panel < 2 * row_pairs; ++panel) {
+            const int64_t rows = mc - 16 * panel;
+            const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars + k0 * x.acs : x.a;
+            amx_pack_a(plan.kind, a_pack + panel * panel_size(chunks), src, x.ars, x.acs, rows, ks, chunks);
+          }
+          for (int64_t q = 0; q < pairs; ++q) {
+            const uint16_t* b0 = b_pack + 2 * q * panel_size(chunks);
+            for (int64_t ir = 0; ir < row_pairs; ++ir) {
+              const uint16_t* a0 = a_pack + 2 * ir * panel_size(chunks);
+              amx_kernel_32x32(chunks, a0, a0 + panel_size(chunks), b0, b0 + panel_size(chunks), tile);
+              amx_merge_tile(out, tile, ic + 32 * ir, jc + 32 * q, std::min<int64_t>(32, mc - 32 * ir),
+                             std::min<int64_t>(32, nc - 32 * q), first, last);
+            }
+          }
+        }
+        amx_end();
+      });
+    }
+  }
+}
+
+}  // namespace
+
+bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
+  *status = nullptr;
+  if ((p.dtype != CTL_DTYPE_F16 && p.dtype != CTL_DTYPE_BF16) || p.K == 0 || !amx_bf16_usable()) return false;
+  if (p.dtype == CTL_DTYPE_F16 && !inputs_finite(p)) return false;
+
+  Plan plan{};
+  plan.kind = p.dtype == CTL_DTYPE_F16 ? HalfKind::kF16Split : HalfKind::kBf16;
+  plan.depth_block = kDepthChunks * kAmxChunk / packed_per_depth(plan.kind);
+  const unsigned threads = ctx.threads();
+  const int64_t M = p.M, N = p.N, K = p.K;
+  // Many small products: one thread per product. Otherwise all threads share each one.
+  const bool per_batch = p.batches >= 2 * static_cast<int64_t>(threads) ||
+                         (p.batches >= static_cast<int64_t>(threads) && M * N * K <= 128 * 128 * 128);
+  int64_t mc_block = kMc;
+  if (!per_batch) {  // give every thread at least one block of rows
+    const int64_t share = (M + threads - 1) / threads;
+    mc_block = std::min(kMc, std::max<int64_t>(32, (share + 31) / 32 * 32));
+  }
+  plan.mc_block = mc_block;
+  plan.a_size = (mc_block / 16) * panel_size(kDepthChunks);
+  plan.b_size = (std::min(kNc, N) + 31) / 32 * 2 * panel_size(kDepthChunks);
+  plan.acc_size = K > plan.depth_block ? M * N : 0;
+  const int64_t shared = per_batch ? threads : 1;
+  const int64_t halves = threads * plan.a_size + shared * plan.b_size;
+  Scratch scratch(ctx);
+  *status = scratch.allocate(ctx, static_cast<size_t>(halves) * sizeof(uint16_t) +
+                                      static_cast<size_t>(shared * plan.acc_size) * sizeof(float));
+  if (*status) return true;
+  uint16_t* const a_buffers = scratch.as<uint16_t>();
+  uint16_t* const b_buffers = a_buffers + threads * plan.a_size;
+  float* const acc_buffers = reinterpret_cast<float*>(b_buffers + shared * plan.b_size);
+
+  const int64_t ors = p.out.strides[p.out.rank - 2], ocs = p.out.strides[p.out.rank - 1];
+  const int64_t bias_rs = p.has_bias ? p.bias.strides[p.bias.rank - 2] : 0;
+  const int64_t bias_cs = p.has_bias ? p.bias.strides[p.bias.rank - 1] : 0;
+  auto one = [&](int64_t index, ThreadPool* pool, unsigned slot) {
+    int64_t off[4];
+    batch_offsets(p, index, off);
+    const Operands x{p.a.as<uint16_t>() + off[0], p.a.strides[p.a.rank - 2], p.a.strides[p.a.rank - 1],
+                     p.b.as<uint16_t>() + off[1], p.b.strides[p.b.rank - 2], p.b.strides[p.b.rank - 1]};
+    HalfOutput out{};
+    out.dtype = p.dtype;
+    out.out = reinterpret_cast<char*>(p.out.as<uint16_t>() + off[2]);
+    out.ors = ors;
+    out.ocs = ocs;
+    out.bias = p.has_bias ? reinterpret_cast<const char*>(p.bias.as<uint16_t>() + off[3]) : nullptr;
+    out.brs = bias_rs;
+    out.bcs = bias_cs;
+    out.acc = plan.acc_size ? acc_buffers + (pool ? 0 : slot) * plan.acc_size : nullptr;
+    out.ldacc = N;
+    out.alpha = static_cast<float>(p.alpha);
+    out.beta = static_cast<float>(p.beta);
+    out.activation = p.activation;
+    gemm(p, plan, x, out, a_buffers, b_buffers + (pool ? 0 : slot) * plan.b_size, pool, slot);
+  };
+  if (per_batch) {
+    parallel_for(ctx.pool, p.batches, 1, [&](int64_t begin, int64_t end, unsigned part) {
+      for (int64_t index = begin; index < end; ++index) one(index, nullptr, part);
+    });
+  } else {
+    for (int64_t index = 0; index < p.batches; ++index) one(index, ctx.pool, 0);
+  }
+  return true;
+}
+
+}  // namespace catalyst::cpu
