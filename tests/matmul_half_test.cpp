@@ -257,6 +257,7 @@ std::vector<Case> cases(ctl_dtype d) {
   add({"K = 1", d, {}, {}, 33, 17, 1});
   add({"one row and column, long K", d, {}, {}, 1, 1, 300});
   add({"several depth blocks", d, {}, {}, 70, 33, 1100});
+  add({"several row, column and depth blocks", d, {}, {}, 300, 290, 700});
   add({"transposed a", d, {}, {}, 29, 40, 50, true});
   add({"transposed b", d, {}, {}, 31, 48, 77, false, true});
   add({"both transposed, odd depth", d, {}, {}, 18, 35, 65, true, true});

@@ -280,12 +280,13 @@ CTL_CPU_AVX512_HALF void merge_row_vector(const HalfOutput& o, const float* s, f
   for (int64_t j = 0; j < n; j += 16) {
     const int64_t left = n - j;
     const __mmask16 mask = static_cast<__mmask16>(left >= 16 ? 0xffffu : (1u << left) - 1u);
-    __m512 v = _mm512_mul_ps(alpha, _mm512_maskz_loadu_ps(mask, s + j));
+    __m512 v = _mm512_maskz_loadu_ps(mask, s + j);
     if (!first) v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, acc + j), v);
     if (!last) {
       _mm512_mask_storeu_ps(acc + j, mask, v);
       continue;
     }
+    v = _mm512_mul_ps(alpha, v);
     if (o.beta != 0.0f) v = _mm512_fmadd_ps(beta, load_half_x16(o.dtype, out + j, mask), v);
     if (bias) {
       const __m512 b =
@@ -313,12 +314,13 @@ CTL_CPU_AVX512_HALF void merge_row_vector(const HalfOutput& o, const float* s, f
 void merge_row_scalar(const HalfOutput& o, const float* s, float* acc, uint16_t* out, const uint16_t* bias, int64_t n,
                       bool first, bool last) {
   for (int64_t j = 0; j < n; ++j) {
-    float v = o.alpha * s[j];
+    float v = s[j];
     if (!first) v = acc[j] + v;
     if (!last) {
       acc[j] = v;
       continue;
     }
+    v *= o.alpha;
     uint16_t* dst = out + j * o.ocs;
     if (o.beta != 0.0f) v += o.beta * load_half(o.dtype, *dst);
     if (bias) v += load_half(o.dtype, bias[j * o.bcs]);
@@ -329,11 +331,11 @@ void merge_row_scalar(const HalfOutput& o, const float* s, float* acc, uint16_t*
 
 }  // namespace
 
-void amx_merge_tile(const HalfOutput& o, const float* tile, int64_t row, int64_t col, int64_t m, int64_t n, bool first,
-                    bool last) {
+void amx_merge_tile(const HalfOutput& o, const float* tile, float* acc_tile, int64_t ldacc, int64_t row, int64_t col,
+                    int64_t m, int64_t n, bool first, bool last) {
   const bool vector = o.ocs == 1 && (o.bcs == 0 || o.bcs == 1);
   for (int64_t i = 0; i < m; ++i) {
-    float* acc = o.acc ? o.acc + (row + i) * o.ldacc + col : nullptr;
+    float* acc = acc_tile ? acc_tile + i * ldacc : nullptr;
     uint16_t* out = reinterpret_cast<uint16_t*>(o.out) + (row + i) * o.ors + col * o.ocs;
     const uint16_t* bias =
         o.bias ? reinterpret_cast<const uint16_t*>(o.bias) + (row + i) * o.brs + col * o.bcs : nullptr;

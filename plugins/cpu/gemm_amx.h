@@ -58,16 +58,15 @@ struct HalfOutput {
   int64_t ors, ocs;  // in elements
   const char* bias;  // nullptr: none
   int64_t brs, bcs;
-  float* acc;  // f32 partial sums between depth blocks, row stride ldacc
-  int64_t ldacc;
   float alpha, beta;
   ctl_activation activation;
 };
 
-// Merges rows [0, m) x columns [0, n) of a 32 x 32 tile (depth block result) at output
-// position (row, col): the first block starts the sum, later ones add; only the last
-// writes the output, through beta, bias and activation.
-void amx_merge_tile(const HalfOutput& o, const float* tile, int64_t row, int64_t col, int64_t m, int64_t n, bool first,
-                    bool last);
+// Merges rows [0, m) x columns [0, n) of a 32 x 32 tile (one depth block's sums) for
+// output position (row, col). Partial sums between depth blocks live in acc (row stride
+// ldacc, already at the tile's first element): the first block starts them, later ones
+// add; the last writes alpha * sum to the output through beta, bias and activation.
+void amx_merge_tile(const HalfOutput& o, const float* tile, float* acc, int64_t ldacc, int64_t row, int64_t col,
+                    int64_t m, int64_t n, bool first, bool last);
 
 }  // namespace catalyst::cpu

@@ -1,11 +1,13 @@
 // gemm_half.cpp — the driver of the f16/bf16 GEMM on AMX (gemm_half.h).
 //
-// Blocking follows the f32 GEMM: for each block of B (depth x up to kNc columns), packed
-// once and shared by the threads, the threads take blocks of A rows, pack them, and run
-// 32 x 32 tile products over them. Depth blocks hold kDepthChunks tile rows of packed
-// values, so that the tile products dwarf the merges between blocks. When
-// K needs several depth blocks, partial sums wait in an f32 matrix; the last block writes
-// the output through alpha, beta, bias and activation, rounding once to f16/bf16.
+// B is packed whole (every depth, every column) once per product, or once for all of
+// them when it is broadcast over the batch, and shared by the threads. Each thread takes
+// blocks of kMc rows of A, packs them for the whole depth, and walks the output in
+// kMc x kNc blocks, one depth block (kDepthChunks tile rows) at a time: the A and B
+// slices of a depth block (256 and 512 KiB) stay in L2 while every 32 x 32 tile
+// of the block is computed, and the f32 partial sums of the block (kMc x kNc) stay in
+// cache between depth blocks. The last depth block writes the output through alpha,
+// beta, bias and activation, rounding once to f16/bf16.
 #include "gemm_half.h"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
@@ -23,9 +25,9 @@
 namespace catalyst::cpu {
 namespace {
 
-constexpr int64_t kDepthChunks = 64;  // packed depth per block: 64 x 32 values
-constexpr int64_t kMc = 128;          // rows of a packed A block
-constexpr int64_t kNc = 4096;         // columns of a packed B block
+constexpr int64_t kDepthChunks = 32;  // packed depth of one tile product: 32 x 32 values
+constexpr int64_t kMc = 128;          // rows of A a thread packs at once
+constexpr int64_t kNc = 256;          // columns a depth block runs over before the next
 
 #define CTL_CPU_AVX512_SCAN __attribute__((target("avx512f,avx512vl,avx512bw,avx2")))
 
@@ -84,9 +86,9 @@ bool inputs_finite(const Problem& p) {
 
 struct Plan {
   HalfKind kind;
-  int64_t depth_block;  // source depth per block
-  int64_t mc_block;
-  int64_t a_size, b_size, acc_size;  // elements per slot
+  int64_t chunks;                    // packed depth of the whole product, in chunks
+  int64_t mc_block;                  // rows of A packed at once
+  int64_t a_size, b_size, acc_size;  // 16-bit elements of an A block and of packed B; floats of acc
 };
 
 struct Operands {
@@ -96,57 +98,64 @@ struct Operands {
   int64_t brs, bcs;
 };
 
-constexpr int64_t panel_size(int64_t chunks) {
+int64_t panel_size(int64_t chunks) {
   return chunks * kAmxPanelChunk;
 }
 
-// One product: out = act(alpha a @ b + beta out + bias). With a pool, B blocks are packed
-// together and blocks of A rows shared out; without, slot `slot`'s buffers are used.
+// Packs all of B (every depth, every column) into 16-column panels, in parallel.
+void pack_b(const Problem& p, const Plan& plan, const Operands& x, uint16_t* b_pack, ThreadPool* pool) {
+  const int64_t panels = (p.N + 31) / 32 * 2;
+  parallel_for(pool, panels, 4, [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t q = begin; q < end; ++q) {
+      const int64_t cols = p.N - 16 * q;
+      const uint16_t* src = cols > 0 ? x.b + 16 * q * x.bcs : x.b;
+      amx_pack_b(plan.kind, b_pack + q * panel_size(plan.chunks), src, x.brs, x.bcs, cols, p.K, plan.chunks);
+    }
+  });
+}
+
+// One product over a packed B: out = act(alpha a @ b + beta out + bias). Blocks of A rows
+// are shared out (with a pool) or all done with slot `slot`'s buffers (without).
 void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutput& out, uint16_t* a_buffers,
-          uint16_t* b_pack, ThreadPool* pool, unsigned slot) {
-  const int64_t r = packed_per_depth(plan.kind);
+          float* acc_buffers, const uint16_t* b_pack, ThreadPool* pool, unsigned slot) {
   const int64_t m_blocks = (p.M + plan.mc_block - 1) / plan.mc_block;
-  for (int64_t jc = 0; jc < p.N; jc += kNc) {
-    const int64_t nc = std::min(kNc, p.N - jc);
-    const int64_t pairs = (nc + 31) / 32;
-    for (int64_t k0 = 0; k0 < p.K; k0 += plan.depth_block) {
-      const int64_t ks = std::min(plan.depth_block, p.K - k0);
-      const int64_t chunks = (ks * r + kAmxChunk - 1) / kAmxChunk;
-      const bool first = k0 == 0, last = k0 + ks == p.K;
-      parallel_for(pool, 2 * pairs, 4, [&](int64_t begin, int64_t end, unsigned) {
-        for (int64_t q = begin; q < end; ++q) {
-          const int64_t cols = nc - 16 * q;
-          const uint16_t* src = cols > 0 ? x.b + k0 * x.brs + (jc + 16 * q) * x.bcs : x.b;
-          amx_pack_b(plan.kind, b_pack + q * panel_size(chunks), src, x.brs, x.bcs, cols, ks, chunks);
-        }
-      });
-      parallel_for(pool, m_blocks, 1, [&](int64_t begin, int64_t end, unsigned part) {
-        uint16_t* const a_pack = a_buffers + (pool ? part : slot) * plan.a_size;
-        alignas(64) float tile[32 * 32];
-        amx_begin();
-        for (int64_t block = begin; block < end; ++block) {
-          const int64_t ic = block * plan.mc_block;
-          const int64_t mc = std::min(plan.mc_block, p.M - ic);
-          const int64_t row_pairs = (mc + 31) / 32;
-          for (int64_t panel = 0; panel < 2 * row_pairs; ++panel) {
-            const int64_t rows = mc - 16 * panel;
-            const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars + k0 * x.acs : x.a;
-            amx_pack_a(plan.kind, a_pack + panel * panel_size(chunks), src, x.ars, x.acs, rows, ks, chunks);
-          }
-          for (int64_t q = 0; q < pairs; ++q) {
-            const uint16_t* b0 = b_pack + 2 * q * panel_size(chunks);
+  const int64_t stride = panel_size(plan.chunks);  // from one panel to the next
+  parallel_for(pool, m_blocks, 1, [&](int64_t begin, int64_t end, unsigned part) {
+    const unsigned s = pool ? part : slot;
+    uint16_t* const a_pack = a_buffers + s * plan.a_size;
+    float* const acc = plan.acc_size ? acc_buffers + s * plan.acc_size : nullptr;
+    alignas(64) float tile[32 * 32];
+    amx_begin();
+    for (int64_t block = begin; block < end; ++block) {
+      const int64_t ic = block * plan.mc_block;
+      const int64_t mc = std::min(plan.mc_block, p.M - ic);
+      const int64_t row_pairs = (mc + 31) / 32;
+      for (int64_t panel = 0; panel < 2 * row_pairs; ++panel) {
+        const int64_t rows = mc - 16 * panel;
+        const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars : x.a;
+        amx_pack_a(plan.kind, a_pack + panel * stride, src, x.ars, x.acs, rows, p.K, plan.chunks);
+      }
+      for (int64_t jc = 0; jc < p.N; jc += kNc) {
+        const int64_t nc = std::min(kNc, p.N - jc);
+        const int64_t col_pairs = (nc + 31) / 32;
+        for (int64_t pc = 0; pc < plan.chunks; pc += kDepthChunks) {
+          const int64_t chunks = std::min(kDepthChunks, plan.chunks - pc);
+          const bool first = pc == 0, last = pc + chunks == plan.chunks;
+          for (int64_t q = 0; q < col_pairs; ++q) {
+            const uint16_t* b0 = b_pack + (jc / 16 + 2 * q) * stride + pc * kAmxPanelChunk;
             for (int64_t ir = 0; ir < row_pairs; ++ir) {
-              const uint16_t* a0 = a_pack + 2 * ir * panel_size(chunks);
-              amx_kernel_32x32(chunks, a0, a0 + panel_size(chunks), b0, b0 + panel_size(chunks), tile);
-              amx_merge_tile(out, tile, ic + 32 * ir, jc + 32 * q, std::min<int64_t>(32, mc - 32 * ir),
+              const uint16_t* a0 = a_pack + 2 * ir * stride + pc * kAmxPanelChunk;
+              amx_kernel_32x32(chunks, a0, a0 + stride, b0, b0 + stride, tile);
+              float* acc_tile = acc ? acc + 32 * ir * kNc + 32 * q : nullptr;
+              amx_merge_tile(out, tile, acc_tile, kNc, ic + 32 * ir, jc + 32 * q, std::min<int64_t>(32, mc - 32 * ir),
                              std::min<int64_t>(32, nc - 32 * q), first, last);
             }
           }
         }
-        amx_end();
-      });
+      }
     }
-  }
+    amx_end();
+  });
 }
 
 }  // namespace
@@ -158,7 +167,7 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
 
   Plan plan{};
   plan.kind = p.dtype == CTL_DTYPE_F16 ? HalfKind::kF16Split : HalfKind::kBf16;
-  plan.depth_block = kDepthChunks * kAmxChunk / packed_per_depth(plan.kind);
+  plan.chunks = (p.K * packed_per_depth(plan.kind) + kAmxChunk - 1) / kAmxChunk;
   const unsigned threads = ctx.threads();
   const int64_t M = p.M, N = p.N, K = p.K;
   // Many small products: one thread per product. Otherwise all threads share each one.
@@ -170,27 +179,43 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
     mc_block = std::min(kMc, std::max<int64_t>(32, (share + 31) / 32 * 32));
   }
   plan.mc_block = mc_block;
-  plan.a_size = (mc_block / 16) * panel_size(kDepthChunks);
-  plan.b_size = (std::min(kNc, N) + 31) / 32 * 2 * panel_size(kDepthChunks);
-  plan.acc_size = K > plan.depth_block ? M * N : 0;
-  const int64_t shared = per_batch ? threads : 1;
-  const int64_t halves = threads * plan.a_size + shared * plan.b_size;
+  plan.a_size = (mc_block / 16) * panel_size(plan.chunks);
+  // B packed whole costs 2 (bf16) or 8 (f16) bytes per element: past 1 GiB, the f32
+  // path's bounded blocks are the better trade.
+  if (!checked_mul((N + 31) / 32 * 2, panel_size(plan.chunks), &plan.b_size) || plan.b_size > (int64_t{1} << 29)) {
+    return false;
+  }
+  plan.acc_size = plan.chunks > kDepthChunks ? mc_block * kNc : 0;
+  // B broadcast over the batch is packed once for every product; otherwise once per
+  // product, by each thread for itself when threads take whole products.
+  const bool b_once = broadcast_over_batch(p, 1);
+  const int64_t b_packs = b_once || !per_batch ? 1 : threads;
   Scratch scratch(ctx);
-  *status = scratch.allocate(ctx, static_cast<size_t>(halves) * sizeof(uint16_t) +
-                                      static_cast<size_t>(shared * plan.acc_size) * sizeof(float));
+  *status =
+      scratch.allocate(ctx, static_cast<size_t>(threads * plan.a_size + b_packs * plan.b_size) * sizeof(uint16_t) +
+                                static_cast<size_t>(threads * plan.acc_size) * sizeof(float));
   if (*status) return true;
-  uint16_t* const a_buffers = scratch.as<uint16_t>();
+  float* const acc_buffers = scratch.as<float>();
+  uint16_t* const a_buffers = reinterpret_cast<uint16_t*>(acc_buffers + threads * plan.acc_size);
   uint16_t* const b_buffers = a_buffers + threads * plan.a_size;
-  float* const acc_buffers = reinterpret_cast<float*>(b_buffers + shared * plan.b_size);
 
   const int64_t ors = p.out.strides[p.out.rank - 2], ocs = p.out.strides[p.out.rank - 1];
   const int64_t bias_rs = p.has_bias ? p.bias.strides[p.bias.rank - 2] : 0;
   const int64_t bias_cs = p.has_bias ? p.bias.strides[p.bias.rank - 1] : 0;
+  auto operands = [&](int64_t index, int64_t off[4]) {
+    batch_offsets(p, index, off);
+    return Operands{p.a.as<uint16_t>() + off[0], p.a.strides[p.a.rank - 2], p.a.strides[p.a.rank - 1],
+                    p.b.as<uint16_t>() + off[1], p.b.strides[p.b.rank - 2], p.b.strides[p.b.rank - 1]};
+  };
+  if (b_once) {
+    int64_t off[4];
+    pack_b(p, plan, operands(0, off), b_buffers, ctx.pool);
+  }
   auto one = [&](int64_t index, ThreadPool* pool, unsigned slot) {
     int64_t off[4];
-    batch_offsets(p, index, off);
-    const Operands x{p.a.as<uint16_t>() + off[0], p.a.strides[p.a.rank - 2], p.a.strides[p.a.rank - 1],
-                     p.b.as<uint16_t>() + off[1], p.b.strides[p.b.rank - 2], p.b.strides[p.b.rank - 1]};
+    const Operands x = operands(index, off);
+    uint16_t* const b_pack = b_buffers + (b_once || pool ? 0 : slot) * plan.b_size;
+    if (!b_once) pack_b(p, plan, x, b_pack, pool);
     HalfOutput out{};
     out.dtype = p.dtype;
     out.out = reinterpret_cast<char*>(p.out.as<uint16_t>() + off[2]);
@@ -199,12 +224,10 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
     out.bias = p.has_bias ? reinterpret_cast<const char*>(p.bias.as<uint16_t>() + off[3]) : nullptr;
     out.brs = bias_rs;
     out.bcs = bias_cs;
-    out.acc = plan.acc_size ? acc_buffers + (pool ? 0 : slot) * plan.acc_size : nullptr;
-    out.ldacc = N;
     out.alpha = static_cast<float>(p.alpha);
     out.beta = static_cast<float>(p.beta);
     out.activation = p.activation;
-    gemm(p, plan, x, out, a_buffers, b_buffers + (pool ? 0 : slot) * plan.b_size, pool, slot);
+    gemm(p, plan, x, out, a_buffers, acc_buffers, b_pack, pool, slot);
   };
   if (per_batch) {
     parallel_for(ctx.pool, p.batches, 1, [&](int64_t begin, int64_t end, unsigned part) {
