@@ -220,12 +220,20 @@ CTL_CPU_AMX void amx_end() {
 }
 
 CTL_CPU_AMX void amx_kernel_32x32(int64_t chunks, const uint16_t* a0, const uint16_t* a1, const uint16_t* b0,
-                                  const uint16_t* b1, float* c) {
+                                  const uint16_t* b1, const float* c_in, int64_t ld_in, float* c_out, int64_t ld_out) {
   __asm__ volatile("" ::: "memory");  // tile loads read memory the compiler cannot see
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+  if (c_in) {
+    const int64_t stride = ld_in * static_cast<int64_t>(sizeof(float));
+    _tile_loadd(0, c_in, stride);
+    _tile_loadd(1, c_in + 16, stride);
+    _tile_loadd(2, c_in + 16 * ld_in, stride);
+    _tile_loadd(3, c_in + 16 * ld_in + 16, stride);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
   for (int64_t k = 0; k < chunks; ++k) {
     _tile_loadd(4, a0 + k * kAmxPanelChunk, 64);
     _tile_loadd(6, b0 + k * kAmxPanelChunk, 64);
@@ -236,10 +244,11 @@ CTL_CPU_AMX void amx_kernel_32x32(int64_t chunks, const uint16_t* a0, const uint
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
   }
-  _tile_stored(0, c, 128);
-  _tile_stored(1, c + 16, 128);
-  _tile_stored(2, c + 16 * 32, 128);
-  _tile_stored(3, c + 16 * 32 + 16, 128);
+  const int64_t stride = ld_out * static_cast<int64_t>(sizeof(float));
+  _tile_stored(0, c_out, stride);
+  _tile_stored(1, c_out + 16, stride);
+  _tile_stored(2, c_out + 16 * ld_out, stride);
+  _tile_stored(3, c_out + 16 * ld_out + 16, stride);
 }
 
 namespace {
@@ -273,20 +282,14 @@ CTL_CPU_AVX512_HALF inline void store_half_x16(ctl_dtype d, uint16_t* p, __m512 
 
 // One row of a tile merge; the vector form needs a unit output column stride and a bias
 // column stride of 0 or 1.
-CTL_CPU_AVX512_HALF void merge_row_vector(const HalfOutput& o, const float* s, float* acc, uint16_t* out,
-                                          const uint16_t* bias, int64_t n, bool first, bool last) {
+CTL_CPU_AVX512_HALF void merge_row_vector(const HalfOutput& o, const float* s, uint16_t* out, const uint16_t* bias,
+                                          int64_t n) {
   const __m512 alpha = _mm512_set1_ps(o.alpha), beta = _mm512_set1_ps(o.beta);
   float pre[32];
   for (int64_t j = 0; j < n; j += 16) {
     const int64_t left = n - j;
     const __mmask16 mask = static_cast<__mmask16>(left >= 16 ? 0xffffu : (1u << left) - 1u);
-    __m512 v = _mm512_maskz_loadu_ps(mask, s + j);
-    if (!first) v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, acc + j), v);
-    if (!last) {
-      _mm512_mask_storeu_ps(acc + j, mask, v);
-      continue;
-    }
-    v = _mm512_mul_ps(alpha, v);
+    __m512 v = _mm512_mul_ps(alpha, _mm512_maskz_loadu_ps(mask, s + j));
     if (o.beta != 0.0f) v = _mm512_fmadd_ps(beta, load_half_x16(o.dtype, out + j, mask), v);
     if (bias) {
       const __m512 b =
@@ -303,7 +306,7 @@ CTL_CPU_AVX512_HALF void merge_row_vector(const HalfOutput& o, const float* s, f
       _mm512_storeu_ps(pre + j, v);
     }
   }
-  if (last && o.activation != CTL_ACTIVATION_NONE && o.activation != CTL_ACTIVATION_RELU) {
+  if (o.activation != CTL_ACTIVATION_NONE && o.activation != CTL_ACTIVATION_RELU) {
     for (int64_t j = 0; j < n; ++j) {
       const float a = activate(pre[j], o.activation);
       out[j] = o.dtype == CTL_DTYPE_F16 ? sdk::float_to_half(a) : sdk::float_to_bf16(a);
@@ -311,16 +314,9 @@ CTL_CPU_AVX512_HALF void merge_row_vector(const HalfOutput& o, const float* s, f
   }
 }
 
-void merge_row_scalar(const HalfOutput& o, const float* s, float* acc, uint16_t* out, const uint16_t* bias, int64_t n,
-                      bool first, bool last) {
+void merge_row_scalar(const HalfOutput& o, const float* s, uint16_t* out, const uint16_t* bias, int64_t n) {
   for (int64_t j = 0; j < n; ++j) {
-    float v = s[j];
-    if (!first) v = acc[j] + v;
-    if (!last) {
-      acc[j] = v;
-      continue;
-    }
-    v *= o.alpha;
+    float v = o.alpha * s[j];
     uint16_t* dst = out + j * o.ocs;
     if (o.beta != 0.0f) v += o.beta * load_half(o.dtype, *dst);
     if (bias) v += load_half(o.dtype, bias[j * o.bcs]);
@@ -331,18 +327,16 @@ void merge_row_scalar(const HalfOutput& o, const float* s, float* acc, uint16_t*
 
 }  // namespace
 
-void amx_merge_tile(const HalfOutput& o, const float* tile, float* acc_tile, int64_t ldacc, int64_t row, int64_t col,
-                    int64_t m, int64_t n, bool first, bool last) {
+void amx_merge_tile(const HalfOutput& o, const float* tile, int64_t row, int64_t col, int64_t m, int64_t n) {
   const bool vector = o.ocs == 1 && (o.bcs == 0 || o.bcs == 1);
   for (int64_t i = 0; i < m; ++i) {
-    float* acc = acc_tile ? acc_tile + i * ldacc : nullptr;
     uint16_t* out = reinterpret_cast<uint16_t*>(o.out) + (row + i) * o.ors + col * o.ocs;
     const uint16_t* bias =
         o.bias ? reinterpret_cast<const uint16_t*>(o.bias) + (row + i) * o.brs + col * o.bcs : nullptr;
     if (vector) {
-      merge_row_vector(o, tile + i * 32, acc, out, bias, n, first, last);
+      merge_row_vector(o, tile + i * 32, out, bias, n);
     } else {
-      merge_row_scalar(o, tile + i * 32, acc, out, bias, n, first, last);
+      merge_row_scalar(o, tile + i * 32, out, bias, n);
     }
   }
 }

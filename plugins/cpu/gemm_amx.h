@@ -46,10 +46,12 @@ void amx_pack_b(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, i
 void amx_begin();
 void amx_end();
 
-// c (32 x 32, row stride 32) = [a0; a1] @ [b0 b1] over `chunks` chunks: a0/a1 are A
-// panels (rows 0-15, 16-31), b0/b1 B panels (columns 0-15, 16-31). Needs amx_begin().
+// c_out (32 x 32, row stride ld_out) = c_in + [a0; a1] @ [b0 b1] over `chunks` chunks:
+// a0/a1 are A panels (rows 0-15, 16-31), b0/b1 B panels (columns 0-15, 16-31); a null
+// c_in starts from zero. Partial sums between depth blocks thus pass through memory as
+// tiles, with no vector work. Needs amx_begin().
 void amx_kernel_32x32(int64_t chunks, const uint16_t* a0, const uint16_t* a1, const uint16_t* b0, const uint16_t* b1,
-                      float* c);
+                      const float* c_in, int64_t ld_in, float* c_out, int64_t ld_out);
 
 // Where merged tiles go, and what the epilogue adds (alpha, beta, bias, activation).
 struct HalfOutput {
@@ -62,11 +64,8 @@ struct HalfOutput {
   ctl_activation activation;
 };
 
-// Merges rows [0, m) x columns [0, n) of a 32 x 32 tile (one depth block's sums) for
-// output position (row, col). Partial sums between depth blocks live in acc (row stride
-// ldacc, already at the tile's first element): the first block starts them, later ones
-// add; the last writes alpha * sum to the output through beta, bias and activation.
-void amx_merge_tile(const HalfOutput& o, const float* tile, float* acc, int64_t ldacc, int64_t row, int64_t col,
-                    int64_t m, int64_t n, bool first, bool last);
+// Writes rows [0, m) x columns [0, n) of a finished 32 x 32 tile of sums (row stride 32)
+// to the output at (row, col): alpha * sum + beta * out + bias, activation, one rounding.
+void amx_merge_tile(const HalfOutput& o, const float* tile, int64_t row, int64_t col, int64_t m, int64_t n);
 
 }  // namespace catalyst::cpu

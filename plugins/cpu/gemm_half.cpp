@@ -26,7 +26,7 @@ namespace catalyst::cpu {
 namespace {
 
 constexpr int64_t kDepthChunks = 32;  // packed depth of one tile product: 32 x 32 values
-constexpr int64_t kMc = 128;          // rows of A a thread packs at once
+constexpr int64_t kMc = 256;          // rows of A a thread packs at once
 constexpr int64_t kNc = 256;          // columns a depth block runs over before the next
 
 #define CTL_CPU_AVX512_SCAN __attribute__((target("avx512f,avx512vl,avx512bw,avx2")))
@@ -87,7 +87,10 @@ bool inputs_finite(const Problem& p) {
 struct Plan {
   HalfKind kind;
   int64_t chunks;                    // packed depth of the whole product, in chunks
+  int64_t blocks;                    // depth blocks: chunks / kDepthChunks, rounded up
+  int64_t depth_block;               // source depth of one depth block
   int64_t mc_block;                  // rows of A packed at once
+  int64_t b_panels;                  // 16-column panels of B (a whole number of pairs)
   int64_t a_size, b_size, acc_size;  // 16-bit elements of an A block and of packed B; floats of acc
 };
 
@@ -98,18 +101,24 @@ struct Operands {
   int64_t brs, bcs;
 };
 
-int64_t panel_size(int64_t chunks) {
-  return chunks * kAmxPanelChunk;
-}
+// Packed operands are stored depth block by depth block, each block holding every panel
+// side by side (kBlockPanel values per panel). A block's slices are then contiguous: with
+// whole-depth panels, a power-of-two panel stride put every panel's slice on the same L2
+// sets and halved the tile rate (measured).
+constexpr int64_t kBlockPanel = kDepthChunks * kAmxPanelChunk;
 
-// Packs all of B (every depth, every column) into 16-column panels, in parallel.
+// Packs all of B (every depth, every column), in parallel over panels.
 void pack_b(const Problem& p, const Plan& plan, const Operands& x, uint16_t* b_pack, ThreadPool* pool) {
-  const int64_t panels = (p.N + 31) / 32 * 2;
-  parallel_for(pool, panels, 4, [&](int64_t begin, int64_t end, unsigned) {
+  parallel_for(pool, plan.b_panels, 4, [&](int64_t begin, int64_t end, unsigned) {
     for (int64_t q = begin; q < end; ++q) {
       const int64_t cols = p.N - 16 * q;
-      const uint16_t* src = cols > 0 ? x.b + 16 * q * x.bcs : x.b;
-      amx_pack_b(plan.kind, b_pack + q * panel_size(plan.chunks), src, x.brs, x.bcs, cols, p.K, plan.chunks);
+      for (int64_t block = 0; block < plan.blocks; ++block) {
+        const int64_t k0 = block * plan.depth_block;
+        const int64_t chunks = std::min(kDepthChunks, plan.chunks - block * kDepthChunks);
+        const uint16_t* src = cols > 0 ? x.b + k0 * x.brs + 16 * q * x.bcs : x.b;
+        amx_pack_b(plan.kind, b_pack + (block * plan.b_panels + q) * kBlockPanel, src, x.brs, x.bcs, cols,
+                   std::min(plan.depth_block, p.K - k0), chunks);
+      }
     }
   });
 }
@@ -119,7 +128,7 @@ void pack_b(const Problem& p, const Plan& plan, const Operands& x, uint16_t* b_p
 void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutput& out, uint16_t* a_buffers,
           float* acc_buffers, const uint16_t* b_pack, ThreadPool* pool, unsigned slot) {
   const int64_t m_blocks = (p.M + plan.mc_block - 1) / plan.mc_block;
-  const int64_t stride = panel_size(plan.chunks);  // from one panel to the next
+  const int64_t a_panels = plan.mc_block / 16;
   parallel_for(pool, m_blocks, 1, [&](int64_t begin, int64_t end, unsigned part) {
     const unsigned s = pool ? part : slot;
     uint16_t* const a_pack = a_buffers + s * plan.a_size;
@@ -132,23 +141,34 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
       const int64_t row_pairs = (mc + 31) / 32;
       for (int64_t panel = 0; panel < 2 * row_pairs; ++panel) {
         const int64_t rows = mc - 16 * panel;
-        const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars : x.a;
-        amx_pack_a(plan.kind, a_pack + panel * stride, src, x.ars, x.acs, rows, p.K, plan.chunks);
+        for (int64_t db = 0; db < plan.blocks; ++db) {
+          const int64_t k0 = db * plan.depth_block;
+          const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
+          const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars + k0 * x.acs : x.a;
+          amx_pack_a(plan.kind, a_pack + (db * a_panels + panel) * kBlockPanel, src, x.ars, x.acs, rows,
+                     std::min(plan.depth_block, p.K - k0), chunks);
+        }
       }
       for (int64_t jc = 0; jc < p.N; jc += kNc) {
         const int64_t nc = std::min(kNc, p.N - jc);
         const int64_t col_pairs = (nc + 31) / 32;
-        for (int64_t pc = 0; pc < plan.chunks; pc += kDepthChunks) {
-          const int64_t chunks = std::min(kDepthChunks, plan.chunks - pc);
-          const bool first = pc == 0, last = pc + chunks == plan.chunks;
+        for (int64_t db = 0; db < plan.blocks; ++db) {
+          const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
+          const bool first = db == 0, last = db + 1 == plan.blocks;
           for (int64_t q = 0; q < col_pairs; ++q) {
-            const uint16_t* b0 = b_pack + (jc / 16 + 2 * q) * stride + pc * kAmxPanelChunk;
+            const uint16_t* b0 = b_pack + (db * plan.b_panels + jc / 16 + 2 * q) * kBlockPanel;
             for (int64_t ir = 0; ir < row_pairs; ++ir) {
-              const uint16_t* a0 = a_pack + 2 * ir * stride + pc * kAmxPanelChunk;
-              amx_kernel_32x32(chunks, a0, a0 + stride, b0, b0 + stride, tile);
+              const uint16_t* a0 = a_pack + (db * a_panels + 2 * ir) * kBlockPanel;
               float* acc_tile = acc ? acc + 32 * ir * kNc + 32 * q : nullptr;
-              amx_merge_tile(out, tile, acc_tile, kNc, ic + 32 * ir, jc + 32 * q, std::min<int64_t>(32, mc - 32 * ir),
-                             std::min<int64_t>(32, nc - 32 * q), first, last);
+              if (last) {
+                amx_kernel_32x32(chunks, a0, a0 + kBlockPanel, b0, b0 + kBlockPanel, first ? nullptr : acc_tile, kNc,
+                                 tile, 32);
+                amx_merge_tile(out, tile, ic + 32 * ir, jc + 32 * q, std::min<int64_t>(32, mc - 32 * ir),
+                               std::min<int64_t>(32, nc - 32 * q));
+              } else {
+                amx_kernel_32x32(chunks, a0, a0 + kBlockPanel, b0, b0 + kBlockPanel, first ? nullptr : acc_tile, kNc,
+                                 acc_tile, kNc);
+              }
             }
           }
         }
@@ -168,6 +188,8 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   Plan plan{};
   plan.kind = p.dtype == CTL_DTYPE_F16 ? HalfKind::kF16Split : HalfKind::kBf16;
   plan.chunks = (p.K * packed_per_depth(plan.kind) + kAmxChunk - 1) / kAmxChunk;
+  plan.blocks = (plan.chunks + kDepthChunks - 1) / kDepthChunks;
+  plan.depth_block = kDepthChunks * kAmxChunk / packed_per_depth(plan.kind);
   const unsigned threads = ctx.threads();
   const int64_t M = p.M, N = p.N, K = p.K;
   // Many small products: one thread per product. Otherwise all threads share each one.
@@ -179,13 +201,14 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
     mc_block = std::min(kMc, std::max<int64_t>(32, (share + 31) / 32 * 32));
   }
   plan.mc_block = mc_block;
-  plan.a_size = (mc_block / 16) * panel_size(plan.chunks);
+  plan.b_panels = (N + 31) / 32 * 2;
+  plan.a_size = plan.blocks * (mc_block / 16) * kBlockPanel;
   // B packed whole costs 2 (bf16) or 8 (f16) bytes per element: past 1 GiB, the f32
   // path's bounded blocks are the better trade.
-  if (!checked_mul((N + 31) / 32 * 2, panel_size(plan.chunks), &plan.b_size) || plan.b_size > (int64_t{1} << 29)) {
+  if (!checked_mul(plan.blocks * plan.b_panels, kBlockPanel, &plan.b_size) || plan.b_size > (int64_t{1} << 29)) {
     return false;
   }
-  plan.acc_size = plan.chunks > kDepthChunks ? mc_block * kNc : 0;
+  plan.acc_size = plan.blocks > 1 ? mc_block * kNc : 0;
   // B broadcast over the batch is packed once for every product; otherwise once per
   // product, by each thread for itself when threads take whole products.
   const bool b_once = broadcast_over_batch(p, 1);
