@@ -333,4 +333,26 @@ TEST_F(MatmulHalf, F16SingleProductsRoundOnce) {
   }
 }
 
+// Subnormal inputs count: a bf16 subnormal times a large value is a normal result (the
+// tile unit would read the subnormal as zero), and f16 subnormals split exactly.
+TEST_F(MatmulHalf, SubnormalInputsAreNotFlushed) {
+  struct Sub {
+    ctl_dtype dtype;
+    double tiny, large;
+  };
+  for (const Sub& c : {Sub{CTL_DTYPE_BF16, 1e-39, 1e30}, Sub{CTL_DTYPE_F16, 3e-7, 1000.0}}) {
+    SCOPED_TRACE(c.dtype == CTL_DTYPE_F16 ? "f16" : "bf16");
+    const int64_t M = 3, K = 2, N = 20;
+    std::vector<uint16_t> a(M * K, from_double(c.dtype, c.tiny)), b(K * N, from_double(c.dtype, c.large));
+    Tensor ta = from_vector(device_, c.dtype, {M, K}, a);
+    Tensor tb = from_vector(device_, c.dtype, {K, N}, b);
+    ctl_tensor* raw = nullptr;
+    CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
+    Tensor out(raw);
+    const std::vector<uint16_t> got = to_vector<uint16_t>(out.get());
+    const double expected = 2 * to_double(c.dtype, a[0]) * to_double(c.dtype, b[0]);
+    for (uint16_t bits : got) EXPECT_NEAR(to_double(c.dtype, bits), expected, 2 * unit_roundoff(c.dtype) * expected);
+  }
+}
+
 }  // namespace

@@ -31,31 +31,43 @@ constexpr int64_t kNc = 256;          // columns a depth block runs over before 
 
 #define CTL_CPU_AVX512_SCAN __attribute__((target("avx512f,avx512vl,avx512bw,avx2")))
 
-// True when no element of the rows x cols f16 matrix is Inf or NaN (exponent all ones).
-CTL_CPU_AVX512_SCAN bool finite_f16(const uint16_t* m, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+// The lanes of v (among `lanes`) that amx_exact rejects. f16: exponent bits all ones;
+// bf16: magnitude - 1 < 0x7f (unsigned), i.e. a magnitude of 1 to 0x7f.
+CTL_CPU_AVX512_SCAN inline __mmask32 inexact_lanes(bool f16, __m512i v, __mmask32 lanes) {
+  const __m512i mask_bits = _mm512_set1_epi16(f16 ? 0x7c00 : 0x7fff);
+  const __m512i bits = _mm512_and_si512(v, mask_bits);
+  if (f16) return _mm512_mask_cmpeq_epi16_mask(lanes, bits, mask_bits);
+  return _mm512_mask_cmplt_epu16_mask(lanes, _mm512_sub_epi16(bits, _mm512_set1_epi16(1)), _mm512_set1_epi16(0x7f));
+}
+
+// True when the tile unit computes every product of this rows x cols 16-bit matrix
+// exactly: f16 must be finite (its hi/lo split has no form for Inf and NaN: inf * 0 would
+// appear), and bf16 must hold no subnormal, which tdpbf16ps reads as zero.
+CTL_CPU_AVX512_SCAN bool amx_exact(ctl_dtype dtype, const uint16_t* m, int64_t rows, int64_t cols, int64_t rs,
+                                   int64_t cs) {
   if (cs != 1 && rs == 1) {  // scan the contiguous axis
     std::swap(rows, cols);
     std::swap(rs, cs);
   }
-  const __m512i exponent = _mm512_set1_epi16(0x7c00);
+  const bool f16 = dtype == CTL_DTYPE_F16;
+  auto bad = [f16](uint16_t x) {
+    const unsigned magnitude = x & 0x7fffu;
+    return f16 ? (x & 0x7c00u) == 0x7c00u : magnitude != 0 && magnitude < 0x80u;
+  };
   for (int64_t i = 0; i < rows; ++i) {
     const uint16_t* row = m + i * rs;
     if (cs == 1) {
-      __mmask32 bad = 0;
+      __mmask32 found = 0;
       int64_t j = 0;
-      for (; j + 32 <= cols; j += 32) {
-        const __m512i v = _mm512_and_si512(_mm512_loadu_si512(row + j), exponent);
-        bad |= _mm512_cmpeq_epi16_mask(v, exponent);
-      }
+      for (; j + 32 <= cols; j += 32) found |= inexact_lanes(f16, _mm512_loadu_si512(row + j), ~__mmask32{0});
       if (j < cols) {
-        const __mmask32 mask = static_cast<__mmask32>((1u << (cols - j)) - 1u);
-        const __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi16(mask, row + j), exponent);
-        bad |= _mm512_mask_cmpeq_epi16_mask(mask, v, exponent);
+        const __mmask32 lanes = static_cast<__mmask32>((1u << (cols - j)) - 1u);
+        found |= inexact_lanes(f16, _mm512_maskz_loadu_epi16(lanes, row + j), lanes);
       }
-      if (bad) return false;
+      if (found) return false;
     } else {
       for (int64_t j = 0; j < cols; ++j) {
-        if ((row[j * cs] & 0x7c00) == 0x7c00) return false;
+        if (bad(row[j * cs])) return false;
       }
     }
   }
@@ -69,17 +81,16 @@ bool broadcast_over_batch(const Problem& p, int operand) {
   return true;
 }
 
-// f16 inputs with an Inf or NaN go to the conversion path: hi * lo products of an
-// infinite value would make NaN where the true product is infinite.
-bool inputs_finite(const Problem& p) {
+// Inputs the tile unit cannot take exactly (amx_exact) go to the conversion path.
+bool inputs_exact(const Problem& p) {
   const int64_t ars = p.a.strides[p.a.rank - 2], acs = p.a.strides[p.a.rank - 1];
   const int64_t brs = p.b.strides[p.b.rank - 2], bcs = p.b.strides[p.b.rank - 1];
   const bool a_once = broadcast_over_batch(p, 0), b_once = broadcast_over_batch(p, 1);
   for (int64_t index = 0; index < p.batches; ++index) {
     int64_t off[4];
     batch_offsets(p, index, off);
-    if ((index == 0 || !a_once) && !finite_f16(p.a.as<uint16_t>() + off[0], p.M, p.K, ars, acs)) return false;
-    if ((index == 0 || !b_once) && !finite_f16(p.b.as<uint16_t>() + off[1], p.K, p.N, brs, bcs)) return false;
+    if ((index == 0 || !a_once) && !amx_exact(p.dtype, p.a.as<uint16_t>() + off[0], p.M, p.K, ars, acs)) return false;
+    if ((index == 0 || !b_once) && !amx_exact(p.dtype, p.b.as<uint16_t>() + off[1], p.K, p.N, brs, bcs)) return false;
   }
   return true;
 }
@@ -183,7 +194,7 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
 bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   *status = nullptr;
   if ((p.dtype != CTL_DTYPE_F16 && p.dtype != CTL_DTYPE_BF16) || p.K == 0 || !amx_bf16_usable()) return false;
-  if (p.dtype == CTL_DTYPE_F16 && !inputs_finite(p)) return false;
+  if (!inputs_exact(p)) return false;
 
   Plan plan{};
   plan.kind = p.dtype == CTL_DTYPE_F16 ? HalfKind::kF16Split : HalfKind::kBf16;

@@ -7,7 +7,8 @@
 namespace catalyst::cpu {
 
 // Runs the validated f16/bf16 matmul `p` when this path can: AMX usable (amx.h), K > 0,
-// and for f16 only finite inputs (the exact split has no form for Inf and NaN). Returns
+// and inputs the tile unit takes exactly (f16: finite, as the exact split has no form for
+// Inf and NaN; bf16: no subnormals, which tdpbf16ps reads as zero). Returns
 // false, having written nothing, when the caller must use its f32 conversion path;
 // *status is the call's result when it returns true.
 bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status);
