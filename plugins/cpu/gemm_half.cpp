@@ -4,8 +4,8 @@
 // them when it is broadcast over the batch, and shared by the threads. Each thread takes
 // blocks of kMc rows of A, packs them for the whole depth, and walks the output in
 // kMc x kNc blocks, one depth block (kDepthChunks tile rows) at a time: the A and B
-// slices of a depth block (256 and 512 KiB) stay in L2 while every 32 x 32 tile
-// of the block is computed, and the f32 partial sums of the block (kMc x kNc) stay in
+// slices of a depth block (512 KiB each) stay in L2 while every 32 x 32 tile of the
+// block is computed, and the f32 partial sums of the block (kMc x kNc, 256 KiB) stay in
 // cache between depth blocks. The last depth block writes the output through alpha,
 // beta, bias and activation, rounding once to f16/bf16.
 #include "gemm_half.h"
@@ -213,10 +213,11 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   }
   plan.mc_block = mc_block;
   plan.b_panels = (N + 31) / 32 * 2;
-  plan.a_size = plan.blocks * (mc_block / 16) * kBlockPanel;
-  // B packed whole costs 2 (bf16) or 8 (f16) bytes per element: past 1 GiB, the f32
-  // path's bounded blocks are the better trade.
-  if (!checked_mul(plan.blocks * plan.b_panels, kBlockPanel, &plan.b_size) || plan.b_size > (int64_t{1} << 29)) {
+  // Whole-depth packing costs 2 (bf16) or 8 (f16) bytes per element: past 1 GiB for B or
+  // for one thread's A block, the f32 path's bounded blocks are the better trade.
+  constexpr int64_t kMaxPacked = int64_t{1} << 29;
+  if (!checked_mul(plan.blocks * plan.b_panels, kBlockPanel, &plan.b_size) || plan.b_size > kMaxPacked ||
+      !checked_mul(plan.blocks * (mc_block / 16), kBlockPanel, &plan.a_size) || plan.a_size > kMaxPacked) {
     return false;
   }
   plan.acc_size = plan.blocks > 1 ? mc_block * kNc : 0;
