@@ -102,6 +102,7 @@ struct Plan {
   int64_t depth_block;               // source depth of one depth block
   int64_t mc_block;                  // rows of A packed at once
   int64_t b_panels;                  // 16-column panels of B (a whole number of pairs)
+  int64_t block_panel;               // values of one panel in one depth block
   int64_t a_size, b_size, acc_size;  // 16-bit elements of an A block and of packed B; floats of acc
 };
 
@@ -113,10 +114,10 @@ struct Operands {
 };
 
 // Packed operands are stored depth block by depth block, each block holding every panel
-// side by side (kBlockPanel values per panel). A block's slices are then contiguous: with
-// whole-depth panels, a power-of-two panel stride put every panel's slice on the same L2
-// sets and halved the tile rate (measured).
-constexpr int64_t kBlockPanel = kDepthChunks * kAmxPanelChunk;
+// side by side (plan.block_panel values per panel: kDepthChunks chunks, or fewer when
+// the whole depth is one shorter block, so that small products allocate and touch less). A block's slices are then
+// contiguous: with whole-depth panels, a power-of-two panel stride put every panel's slice on the same L2 sets and
+// halved the tile rate (measured).
 
 // Packs all of B (every depth, every column), in parallel over panels.
 void pack_b(const Problem& p, const Plan& plan, const Operands& x, uint16_t* b_pack, ThreadPool* pool) {
@@ -127,7 +128,7 @@ void pack_b(const Problem& p, const Plan& plan, const Operands& x, uint16_t* b_p
         const int64_t k0 = block * plan.depth_block;
         const int64_t chunks = std::min(kDepthChunks, plan.chunks - block * kDepthChunks);
         const uint16_t* src = cols > 0 ? x.b + k0 * x.brs + 16 * q * x.bcs : x.b;
-        amx_pack_b(plan.kind, b_pack + (block * plan.b_panels + q) * kBlockPanel, src, x.brs, x.bcs, cols,
+        amx_pack_b(plan.kind, b_pack + (block * plan.b_panels + q) * plan.block_panel, src, x.brs, x.bcs, cols,
                    std::min(plan.depth_block, p.K - k0), chunks);
       }
     }
@@ -156,7 +157,7 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
           const int64_t k0 = db * plan.depth_block;
           const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
           const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars + k0 * x.acs : x.a;
-          amx_pack_a(plan.kind, a_pack + (db * a_panels + panel) * kBlockPanel, src, x.ars, x.acs, rows,
+          amx_pack_a(plan.kind, a_pack + (db * a_panels + panel) * plan.block_panel, src, x.ars, x.acs, rows,
                      std::min(plan.depth_block, p.K - k0), chunks);
         }
       }
@@ -167,18 +168,18 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
           const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
           const bool first = db == 0, last = db + 1 == plan.blocks;
           for (int64_t q = 0; q < col_pairs; ++q) {
-            const uint16_t* b0 = b_pack + (db * plan.b_panels + jc / 16 + 2 * q) * kBlockPanel;
+            const uint16_t* b0 = b_pack + (db * plan.b_panels + jc / 16 + 2 * q) * plan.block_panel;
             for (int64_t ir = 0; ir < row_pairs; ++ir) {
-              const uint16_t* a0 = a_pack + (db * a_panels + 2 * ir) * kBlockPanel;
+              const uint16_t* a0 = a_pack + (db * a_panels + 2 * ir) * plan.block_panel;
               float* acc_tile = acc ? acc + 32 * ir * kNc + 32 * q : nullptr;
               if (last) {
-                amx_kernel_32x32(chunks, a0, a0 + kBlockPanel, b0, b0 + kBlockPanel, first ? nullptr : acc_tile, kNc,
-                                 tile, 32);
+                amx_kernel_32x32(chunks, a0, a0 + plan.block_panel, b0, b0 + plan.block_panel,
+                                 first ? nullptr : acc_tile, kNc, tile, 32);
                 amx_merge_tile(out, tile, ic + 32 * ir, jc + 32 * q, std::min<int64_t>(32, mc - 32 * ir),
                                std::min<int64_t>(32, nc - 32 * q));
               } else {
-                amx_kernel_32x32(chunks, a0, a0 + kBlockPanel, b0, b0 + kBlockPanel, first ? nullptr : acc_tile, kNc,
-                                 acc_tile, kNc);
+                amx_kernel_32x32(chunks, a0, a0 + plan.block_panel, b0, b0 + plan.block_panel,
+                                 first ? nullptr : acc_tile, kNc, acc_tile, kNc);
               }
             }
           }
@@ -216,8 +217,9 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   // Whole-depth packing costs 2 (bf16) or 8 (f16) bytes per element: past 1 GiB for B or
   // for one thread's A block, the f32 path's bounded blocks are the better trade.
   constexpr int64_t kMaxPacked = int64_t{1} << 29;
-  if (!checked_mul(plan.blocks * plan.b_panels, kBlockPanel, &plan.b_size) || plan.b_size > kMaxPacked ||
-      !checked_mul(plan.blocks * (mc_block / 16), kBlockPanel, &plan.a_size) || plan.a_size > kMaxPacked) {
+  plan.block_panel = std::min(kDepthChunks, plan.chunks) * kAmxPanelChunk;
+  if (!checked_mul(plan.blocks * plan.b_panels, plan.block_panel, &plan.b_size) || plan.b_size > kMaxPacked ||
+      !checked_mul(plan.blocks * (mc_block / 16), plan.block_panel, &plan.a_size) || plan.a_size > kMaxPacked) {
     return false;
   }
   plan.acc_size = plan.blocks > 1 ? mc_block * kNc : 0;
