@@ -145,6 +145,40 @@ CTL_CPU_AVX512_HALF void pack_b_bf16_cols_contiguous(uint16_t* dst, const uint16
   }
 }
 
+// The two B pair rows of one f16 depth row (16 columns): (hi, hi), then (lo, lo).
+CTL_CPU_AVX512_HALF inline void store_f16_b_rows(uint16_t* dst, __m256i h) {
+  const __m512i pairs = split_f16_x16(h);
+  const __m512i hi = _mm512_and_si512(pairs, _mm512_set1_epi32(0xffff)), lo = _mm512_srli_epi32(pairs, 16);
+  _mm512_storeu_si512(dst, _mm512_or_si512(hi, _mm512_slli_epi32(hi, 16)));
+  _mm512_storeu_si512(dst + 32, _mm512_or_si512(lo, _mm512_slli_epi32(lo, 16)));
+}
+
+// f16 B stored column by column (rs == 1), as x @ W^T reads W: one gather of 32-bit words
+// fetches depths k and k + 1 of 16 columns.
+CTL_CPU_AVX512_HALF void pack_b_f16_cols_contiguous(uint16_t* dst, const uint16_t* src, int64_t cs, int64_t cols,
+                                                    int64_t depth, int64_t chunks) {
+  const __mmask16 mask = static_cast<__mmask16>(cols >= 16 ? 0xffffu : (1u << cols) - 1u);
+  const __m512i offsets = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                             _mm512_set1_epi32(static_cast<int>(cs * 2)));  // bytes
+  const int64_t depths = chunks * 8;  // each depth fills two pair rows
+  int64_t k = 0;
+  for (; k + 1 < depth; k += 2) {
+    const __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask, offsets, src + k, 1);
+    store_f16_b_rows(dst + 2 * k * 32, _mm512_cvtepi32_epi16(words));
+    store_f16_b_rows(dst + 2 * (k + 1) * 32, _mm512_cvtepi32_epi16(_mm512_srli_epi32(words, 16)));
+  }
+  if (k < depth) {  // an odd last depth: a 32-bit gather would read past the column
+    alignas(32) uint16_t row[16] = {};
+    for (int64_t j = 0; j < cols && j < 16; ++j) row[j] = src[j * cs + k];
+    store_f16_b_rows(dst + 2 * k * 32, _mm256_load_si256(reinterpret_cast<const __m256i*>(row)));
+    ++k;
+  }
+  for (; k < depths; ++k) {
+    _mm512_storeu_si512(dst + 2 * k * 32, _mm512_setzero_si512());
+    _mm512_storeu_si512(dst + (2 * k + 1) * 32, _mm512_setzero_si512());
+  }
+}
+
 }  // namespace
 
 void amx_pack_a(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, int64_t cs, int64_t rows, int64_t depth,
@@ -177,8 +211,12 @@ void amx_pack_b(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, i
     pack_b_cols_unit(kind, dst, src, rs, cols, depth, chunks);
     return;
   }
-  if (kind == HalfKind::kBf16 && rs == 1 && cs * 32 < (int64_t{1} << 31)) {
-    pack_b_bf16_cols_contiguous(dst, src, cs, cols, depth, chunks);
+  if (rs == 1 && cs * 32 < (int64_t{1} << 31)) {  // gather offsets fit in 32 bits
+    if (kind == HalfKind::kBf16) {
+      pack_b_bf16_cols_contiguous(dst, src, cs, cols, depth, chunks);
+    } else {
+      pack_b_f16_cols_contiguous(dst, src, cs, cols, depth, chunks);
+    }
     return;
   }
   const int64_t packed = depth * packed_per_depth(kind);
