@@ -1,7 +1,8 @@
-// matmul_bench.cpp — catalyst-matmul-bench: f32 matmul throughput (GFLOP/s) of N x N by
+// matmul_bench.cpp — catalyst-matmul-bench: matmul throughput (GFLOP/s) of N x N by
 // N x N products on several Catalyst devices in one run, so their figures are comparable.
 //
-//   catalyst-matmul-bench [--devices cpu,opencl] [--sizes 256,1024,2048] [--repeats 5] [--json]
+//   catalyst-matmul-bench [--devices cpu,opencl] [--sizes 256,1024,2048] [--repeats 5]
+//                         [--dtype f32|f16|bf16] [--json]
 //
 // Each figure is the median of --repeats timed products after one untimed warm-up (which
 // also builds any kernels); a timed product ends with a device synchronize. The last column
@@ -31,9 +32,9 @@ std::vector<std::string> split(const std::string& text) {
 }
 
 // Median seconds of one N x N x N product on `device`.
-double median_seconds(const Device& device, int64_t n, int64_t repeats) {
-  const Tensor a = catalyst::random(device, CTL_DTYPE_F32, {n, n}, false, 1, 0, -1.0, 1.0);
-  const Tensor b = catalyst::random(device, CTL_DTYPE_F32, {n, n}, false, 2, 0, -1.0, 1.0);
+double median_seconds(const Device& device, ctl_dtype dtype, int64_t n, int64_t repeats) {
+  const Tensor a = catalyst::random(device, dtype, {n, n}, false, 1, 0, -1.0, 1.0);
+  const Tensor b = catalyst::random(device, dtype, {n, n}, false, 2, 0, -1.0, 1.0);
   { const Tensor warm = catalyst::matmul(a, b); }
   device.synchronize();
   std::vector<double> times;
@@ -50,20 +51,24 @@ double median_seconds(const Device& device, int64_t n, int64_t repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string devices_spec = "cpu,opencl", sizes_spec = "256,1024,2048";
+  std::string devices_spec = "cpu,opencl", sizes_spec = "256,1024,2048", dtype_name = "f32";
   int64_t repeats = 5;
   bool json = false;
   catalyst::examples::Flags flags;
   flags.add("--devices", &devices_spec);
   flags.add("--sizes", &sizes_spec);
   flags.add("--repeats", &repeats);
+  flags.add("--dtype", &dtype_name);
   flags.add_switch("--json", &json);
   std::vector<std::string> positional;
   std::string error;
-  if (!flags.parse(argc, argv, 1, &positional, &error) || !positional.empty() || repeats < 1) {
+  const bool parsed = flags.parse(argc, argv, 1, &positional, &error);
+  const ctl_dtype dtype = dtype_name == "f16" ? CTL_DTYPE_F16 : dtype_name == "bf16" ? CTL_DTYPE_BF16 : CTL_DTYPE_F32;
+  if (parsed && dtype == CTL_DTYPE_F32 && dtype_name != "f32") error = "--dtype must be f32, f16 or bf16";
+  if (!parsed || !error.empty() || !positional.empty() || repeats < 1) {
     std::fprintf(stderr,
                  "usage: catalyst-matmul-bench [--devices cpu,opencl] [--sizes 256,1024,2048] [--repeats 5] "
-                 "[--json]\n%s\n",
+                 "[--dtype f32|f16|bf16] [--json]\n%s\n",
                  error.c_str());
     return 2;
   }
@@ -84,7 +89,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (!json) {
-      std::printf("f32 matmul, N x N by N x N, median of %lld runs, GFLOP/s\n", static_cast<long long>(repeats));
+      std::printf("%s matmul, N x N by N x N, median of %lld runs, GFLOP/s\n", dtype_name.c_str(),
+                  static_cast<long long>(repeats));
       for (size_t d = 0; d < devices.size(); ++d) {
         std::printf("  %-8s %s\n", labels[d].c_str(), devices[d].name().c_str());
       }
@@ -97,12 +103,12 @@ int main(int argc, char** argv) {
       const int64_t n = std::stoll(size_text);
       const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
       std::vector<double> gflops;
-      for (const Device& device : devices) gflops.push_back(flops / median_seconds(device, n, repeats) / 1e9);
+      for (const Device& device : devices) gflops.push_back(flops / median_seconds(device, dtype, n, repeats) / 1e9);
       if (json) {
         for (size_t d = 0; d < devices.size(); ++d) {
           std::printf(
-              "{\"bench\": \"matmul_f32\", \"device\": \"%s\", \"name\": \"%s\", \"n\": %lld, \"gflops\": %.3f}\n",
-              labels[d].c_str(), devices[d].name().c_str(), static_cast<long long>(n), gflops[d]);
+              "{\"bench\": \"matmul_%s\", \"device\": \"%s\", \"name\": \"%s\", \"n\": %lld, \"gflops\": %.3f}\n",
+              dtype_name.c_str(), labels[d].c_str(), devices[d].name().c_str(), static_cast<long long>(n), gflops[d]);
         }
       } else {
         std::printf("%6lld", static_cast<long long>(n));

@@ -13,6 +13,7 @@
 
 #include "cast_rules.h"
 #include "dtype_dispatch.h"
+#include "gemm_half.h"
 #include "gemm_kernels.h"
 #include "kernels.h"
 #include "matmul_problem.h"
@@ -420,6 +421,7 @@ ctl_status* run_matmul(const OpContext& ctx) {
   }
   if (p.batches == 0 || p.M == 0 || p.N == 0) return nullptr;
   ctl_status* status = nullptr;
+  if (matmul_half(ctx, p, &status)) return status;  // f16/bf16 on AMX where it can run
   if (dispatch_float(p.dtype, [&](auto tag) { status = matmul_float<typename decltype(tag)::type>(ctx, p); })) {
     return status;
   }

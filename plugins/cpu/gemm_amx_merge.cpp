@@ -1,0 +1,113 @@
+// gemm_amx_merge.cpp — writing finished tiles of f32 sums to the f16/bf16 output with
+// alpha, beta, bias and activation (see gemm_amx.h).
+#include "gemm_amx.h"
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports once inlined (a known false positive of the header, not of this code).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include "dtype_dispatch.h"
+#include "matmul_problem.h"
+
+#define CTL_CPU_AVX512_HALF __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,avx2,fma,f16c")))
+
+namespace catalyst::cpu {
+namespace {
+
+float load_half(ctl_dtype d, uint16_t bits) {
+  return d == CTL_DTYPE_F16 ? sdk::half_to_float(bits) : sdk::bf16_to_float(bits);
+}
+
+// v[j] for the first n lanes of 16 16-bit floats of dtype d.
+CTL_CPU_AVX512_HALF inline __m512 load_half_x16(ctl_dtype d, const uint16_t* p, __mmask16 mask) {
+  const __m256i bits = _mm256_maskz_loadu_epi16(mask, p);
+  if (d == CTL_DTYPE_F16) return _mm512_cvtph_ps(bits);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+// The whole tile in vector form; needs a unit output column stride and a bias column
+// stride of 0 or 1. bf16 rounds with vcvtne2ps2bf16 (nearest even; it flushes f32
+// subnormals, which lie below bf16's smallest normal and so within every tolerance).
+CTL_CPU_AVX512_HALF void merge_tile_vector(const HalfOutput& o, const float* tile, uint16_t* out, const uint16_t* bias,
+                                           int64_t m, int64_t n) {
+  const __mmask16 m0 = static_cast<__mmask16>(n >= 16 ? 0xffffu : (1u << n) - 1u);
+  const __mmask16 m1 = static_cast<__mmask16>(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
+  const __mmask32 m01 = static_cast<__mmask32>(m0) | (static_cast<__mmask32>(m1) << 16);
+  const __m512 alpha = _mm512_set1_ps(o.alpha), beta = _mm512_set1_ps(o.beta);
+  const bool f16 = o.dtype == CTL_DTYPE_F16, with_beta = o.beta != 0.0f;
+  const bool relu = o.activation == CTL_ACTIVATION_RELU, plain = o.activation == CTL_ACTIVATION_NONE;
+  __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps();
+  for (int64_t i = 0; i < m; ++i) {
+    const float* s = tile + i * 32;
+    uint16_t* dst = out + i * o.ors;
+    __m512 v0 = _mm512_mul_ps(alpha, _mm512_loadu_ps(s));
+    __m512 v1 = _mm512_mul_ps(alpha, _mm512_loadu_ps(s + 16));
+    if (with_beta) {
+      v0 = _mm512_fmadd_ps(beta, load_half_x16(o.dtype, dst, m0), v0);
+      v1 = _mm512_fmadd_ps(beta, load_half_x16(o.dtype, dst + 16, m1), v1);
+    }
+    if (bias) {
+      if (i == 0 || o.brs != 0) {  // a bias of shape [N] is the same for every row
+        const uint16_t* row = bias + i * o.brs;
+        if (o.bcs == 0) {
+          b0 = b1 = _mm512_set1_ps(load_half(o.dtype, row[0]));
+        } else {
+          b0 = load_half_x16(o.dtype, row, m0);
+          b1 = load_half_x16(o.dtype, row + 16, m1);
+        }
+      }
+      v0 = _mm512_add_ps(v0, b0);
+      v1 = _mm512_add_ps(v1, b1);
+    }
+    if (!plain && !relu) {  // gelu: scalar, through f32 like the conversion path
+      float pre[32];
+      _mm512_storeu_ps(pre, v0);
+      _mm512_storeu_ps(pre + 16, v1);
+      for (int64_t j = 0; j < n; ++j) {
+        const float a = activate(pre[j], o.activation);
+        dst[j] = f16 ? sdk::float_to_half(a) : sdk::float_to_bf16(a);
+      }
+      continue;
+    }
+    if (relu) {  // keep v > 0 and NaN; everything else, -0 included, becomes +0
+      const __m512 zero = _mm512_setzero_ps();
+      v0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v0, zero, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q), v0);
+      v1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v1, zero, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q), v1);
+    }
+    if (f16) {
+      _mm256_mask_storeu_epi16(dst, m0, _mm512_cvtps_ph(v0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      _mm256_mask_storeu_epi16(dst + 16, m1, _mm512_cvtps_ph(v1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    } else {
+      _mm512_mask_storeu_epi16(dst, m01, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(v1, v0)));
+    }
+  }
+}
+
+void merge_row_scalar(const HalfOutput& o, const float* s, uint16_t* out, const uint16_t* bias, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    float v = o.alpha * s[j];
+    uint16_t* dst = out + j * o.ocs;
+    if (o.beta != 0.0f) v += o.beta * load_half(o.dtype, *dst);
+    if (bias) v += load_half(o.dtype, bias[j * o.bcs]);
+    v = activate(v, o.activation);
+    *dst = o.dtype == CTL_DTYPE_F16 ? sdk::float_to_half(v) : sdk::float_to_bf16(v);
+  }
+}
+
+}  // namespace
+
+void amx_merge_tile(const HalfOutput& o, const float* tile, int64_t row, int64_t col, int64_t m, int64_t n) {
+  uint16_t* out = reinterpret_cast<uint16_t*>(o.out) + row * o.ors + col * o.ocs;
+  const uint16_t* bias = o.bias ? reinterpret_cast<const uint16_t*>(o.bias) + row * o.brs + col * o.bcs : nullptr;
+  if (o.ocs == 1 && (o.bcs == 0 || o.bcs == 1)) {
+    merge_tile_vector(o, tile, out, bias, m, n);
+    return;
+  }
+  for (int64_t i = 0; i < m; ++i)
+    merge_row_scalar(o, tile + i * 32, out + i * o.ors, bias ? bias + i * o.brs : nullptr, n);
+}
+
+}  // namespace catalyst::cpu

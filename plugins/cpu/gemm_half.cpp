@@ -1,0 +1,279 @@
+// gemm_half.cpp — the driver of the f16/bf16 GEMM on AMX (gemm_half.h).
+//
+// B is packed whole (every depth, every column) once per product, or once for all of
+// them when it is broadcast over the batch, and shared by the threads. Each thread takes
+// blocks of kMc rows of A, packs them for the whole depth, and walks the output in
+// kMc x kNc blocks, one depth block (kDepthChunks tile rows) at a time: the A and B
+// slices of a depth block (512 KiB each) stay in L2 while every 32 x 32 tile of the
+// block is computed, and the f32 partial sums of the block (kMc x kNc, 256 KiB) stay in
+// cache between depth blocks. The last depth block writes the output through alpha,
+// beta, bias and activation, rounding once to f16/bf16.
+#include "gemm_half.h"
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports once inlined (a known false positive of the header, not of this code).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <algorithm>
+
+#include "amx.h"
+#include "gemm_amx.h"
+
+namespace catalyst::cpu {
+namespace {
+
+constexpr int64_t kDepthChunks = 32;  // packed depth of one tile product: 32 x 32 values
+constexpr int64_t kMc = 256;          // rows of A a thread packs at once
+constexpr int64_t kNc = 256;          // columns a depth block runs over before the next
+
+#define CTL_CPU_AVX512_SCAN __attribute__((target("avx512f,avx512vl,avx512bw,avx2")))
+
+// The lanes of v (among `lanes`) that amx_exact rejects. f16: exponent bits all ones;
+// bf16: magnitude - 1 < 0x7f (unsigned), i.e. a magnitude of 1 to 0x7f.
+CTL_CPU_AVX512_SCAN inline __mmask32 inexact_lanes(bool f16, __m512i v, __mmask32 lanes) {
+  const __m512i mask_bits = _mm512_set1_epi16(f16 ? 0x7c00 : 0x7fff);
+  const __m512i bits = _mm512_and_si512(v, mask_bits);
+  if (f16) return _mm512_mask_cmpeq_epi16_mask(lanes, bits, mask_bits);
+  return _mm512_mask_cmplt_epu16_mask(lanes, _mm512_sub_epi16(bits, _mm512_set1_epi16(1)), _mm512_set1_epi16(0x7f));
+}
+
+// True when the tile unit computes every product of this rows x cols 16-bit matrix
+// exactly: f16 must be finite (its hi/lo split has no form for Inf and NaN: inf * 0 would
+// appear), and bf16 must hold no subnormal, which tdpbf16ps reads as zero.
+CTL_CPU_AVX512_SCAN bool amx_exact(ctl_dtype dtype, const uint16_t* m, int64_t rows, int64_t cols, int64_t rs,
+                                   int64_t cs) {
+  if (cs != 1 && rs == 1) {  // scan the contiguous axis
+    std::swap(rows, cols);
+    std::swap(rs, cs);
+  }
+  const bool f16 = dtype == CTL_DTYPE_F16;
+  auto bad = [f16](uint16_t x) {
+    const unsigned magnitude = x & 0x7fffu;
+    return f16 ? (x & 0x7c00u) == 0x7c00u : magnitude != 0 && magnitude < 0x80u;
+  };
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint16_t* row = m + i * rs;
+    if (cs == 1) {
+      __mmask32 found = 0;
+      int64_t j = 0;
+      for (; j + 32 <= cols; j += 32) found |= inexact_lanes(f16, _mm512_loadu_si512(row + j), ~__mmask32{0});
+      if (j < cols) {
+        const __mmask32 lanes = static_cast<__mmask32>((1u << (cols - j)) - 1u);
+        found |= inexact_lanes(f16, _mm512_maskz_loadu_epi16(lanes, row + j), lanes);
+      }
+      if (found) return false;
+    } else {
+      for (int64_t j = 0; j < cols; ++j) {
+        if (bad(row[j * cs])) return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool broadcast_over_batch(const Problem& p, int operand) {
+  for (uint32_t axis = 0; axis < p.batch_rank; ++axis) {
+    if (p.batch_strides[operand][axis] != 0) return false;
+  }
+  return true;
+}
+
+// Inputs the tile unit cannot take exactly (amx_exact) go to the conversion path.
+bool inputs_exact(const Problem& p) {
+  const int64_t ars = p.a.strides[p.a.rank - 2], acs = p.a.strides[p.a.rank - 1];
+  const int64_t brs = p.b.strides[p.b.rank - 2], bcs = p.b.strides[p.b.rank - 1];
+  const bool a_once = broadcast_over_batch(p, 0), b_once = broadcast_over_batch(p, 1);
+  for (int64_t index = 0; index < p.batches; ++index) {
+    int64_t off[4];
+    batch_offsets(p, index, off);
+    if ((index == 0 || !a_once) && !amx_exact(p.dtype, p.a.as<uint16_t>() + off[0], p.M, p.K, ars, acs)) return false;
+    if ((index == 0 || !b_once) && !amx_exact(p.dtype, p.b.as<uint16_t>() + off[1], p.K, p.N, brs, bcs)) return false;
+  }
+  return true;
+}
+
+struct Plan {
+  HalfKind kind;
+  int64_t chunks;                    // packed depth of the whole product, in chunks
+  int64_t blocks;                    // depth blocks: chunks / kDepthChunks, rounded up
+  int64_t depth_block;               // source depth of one depth block
+  int64_t mc_block;                  // rows of A packed at once
+  int64_t b_panels;                  // 16-column panels of B (a whole number of pairs)
+  int64_t block_panel;               // values of one panel in one depth block
+  int64_t a_size, b_size, acc_size;  // 16-bit elements of an A block and of packed B; floats of acc
+};
+
+struct Operands {
+  const uint16_t* a;
+  int64_t ars, acs;
+  const uint16_t* b;
+  int64_t brs, bcs;
+};
+
+// Packed operands are stored depth block by depth block, each block holding every panel
+// side by side (plan.block_panel values per panel: kDepthChunks chunks, or fewer when
+// the whole depth is one shorter block, so that small products allocate and touch less). A block's slices are then
+// contiguous: with whole-depth panels, a power-of-two panel stride put every panel's slice on the same L2 sets and
+// halved the tile rate (measured).
+
+// Packs all of B (every depth, every column), in parallel over panels.
+void pack_b(const Problem& p, const Plan& plan, const Operands& x, uint16_t* b_pack, ThreadPool* pool) {
+  parallel_for(pool, plan.b_panels, 4, [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t q = begin; q < end; ++q) {
+      const int64_t cols = p.N - 16 * q;
+      for (int64_t block = 0; block < plan.blocks; ++block) {
+        const int64_t k0 = block * plan.depth_block;
+        const int64_t chunks = std::min(kDepthChunks, plan.chunks - block * kDepthChunks);
+        const uint16_t* src = cols > 0 ? x.b + k0 * x.brs + 16 * q * x.bcs : x.b;
+        amx_pack_b(plan.kind, b_pack + (block * plan.b_panels + q) * plan.block_panel, src, x.brs, x.bcs, cols,
+                   std::min(plan.depth_block, p.K - k0), chunks);
+      }
+    }
+  });
+}
+
+// One product over a packed B: out = act(alpha a @ b + beta out + bias). Blocks of A rows
+// are shared out (with a pool) or all done with slot `slot`'s buffers (without).
+void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutput& out, uint16_t* a_buffers,
+          float* acc_buffers, const uint16_t* b_pack, ThreadPool* pool, unsigned slot) {
+  const int64_t m_blocks = (p.M + plan.mc_block - 1) / plan.mc_block;
+  const int64_t a_panels = plan.mc_block / 16;
+  parallel_for(pool, m_blocks, 1, [&](int64_t begin, int64_t end, unsigned part) {
+    const unsigned s = pool ? part : slot;
+    uint16_t* const a_pack = a_buffers + s * plan.a_size;
+    float* const acc = plan.acc_size ? acc_buffers + s * plan.acc_size : nullptr;
+    alignas(64) float tile[32 * 32];
+    amx_begin();
+    for (int64_t block = begin; block < end; ++block) {
+      const int64_t ic = block * plan.mc_block;
+      const int64_t mc = std::min(plan.mc_block, p.M - ic);
+      const int64_t row_pairs = (mc + 31) / 32;
+      for (int64_t panel = 0; panel < 2 * row_pairs; ++panel) {
+        const int64_t rows = mc - 16 * panel;
+        for (int64_t db = 0; db < plan.blocks; ++db) {
+          const int64_t k0 = db * plan.depth_block;
+          const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
+          const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars + k0 * x.acs : x.a;
+          amx_pack_a(plan.kind, a_pack + (db * a_panels + panel) * plan.block_panel, src, x.ars, x.acs, rows,
+                     std::min(plan.depth_block, p.K - k0), chunks);
+        }
+      }
+      for (int64_t jc = 0; jc < p.N; jc += kNc) {
+        const int64_t nc = std::min(kNc, p.N - jc);
+        const int64_t col_pairs = (nc + 31) / 32;
+        for (int64_t db = 0; db < plan.blocks; ++db) {
+          const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
+          const bool first = db == 0, last = db + 1 == plan.blocks;
+          for (int64_t q = 0; q < col_pairs; ++q) {
+            const uint16_t* b0 = b_pack + (db * plan.b_panels + jc / 16 + 2 * q) * plan.block_panel;
+            for (int64_t ir = 0; ir < row_pairs; ++ir) {
+              const uint16_t* a0 = a_pack + (db * a_panels + 2 * ir) * plan.block_panel;
+              float* acc_tile = acc ? acc + 32 * ir * kNc + 32 * q : nullptr;
+              if (last) {
+                amx_kernel_32x32(chunks, a0, a0 + plan.block_panel, b0, b0 + plan.block_panel,
+                                 first ? nullptr : acc_tile, kNc, tile, 32);
+                amx_merge_tile(out, tile, ic + 32 * ir, jc + 32 * q, std::min<int64_t>(32, mc - 32 * ir),
+                               std::min<int64_t>(32, nc - 32 * q));
+              } else {
+                amx_kernel_32x32(chunks, a0, a0 + plan.block_panel, b0, b0 + plan.block_panel,
+                                 first ? nullptr : acc_tile, kNc, acc_tile, kNc);
+              }
+            }
+          }
+        }
+      }
+    }
+    amx_end();
+  });
+}
+
+}  // namespace
+
+bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
+  *status = nullptr;
+  if ((p.dtype != CTL_DTYPE_F16 && p.dtype != CTL_DTYPE_BF16) || p.K == 0 || !amx_bf16_usable()) return false;
+  if (!inputs_exact(p)) return false;
+
+  Plan plan{};
+  plan.kind = p.dtype == CTL_DTYPE_F16 ? HalfKind::kF16Split : HalfKind::kBf16;
+  plan.chunks = (p.K * packed_per_depth(plan.kind) + kAmxChunk - 1) / kAmxChunk;
+  plan.blocks = (plan.chunks + kDepthChunks - 1) / kDepthChunks;
+  plan.depth_block = kDepthChunks * kAmxChunk / packed_per_depth(plan.kind);
+  const unsigned threads = ctx.threads();
+  const int64_t M = p.M, N = p.N, K = p.K;
+  // Many small products: one thread per product. Otherwise all threads share each one.
+  const bool per_batch = p.batches >= 2 * static_cast<int64_t>(threads) ||
+                         (p.batches >= static_cast<int64_t>(threads) && M * N * K <= 128 * 128 * 128);
+  int64_t mc_block = kMc;
+  if (!per_batch) {  // give every thread at least one block of rows
+    const int64_t share = (M + threads - 1) / threads;
+    mc_block = std::min(kMc, std::max<int64_t>(32, (share + 31) / 32 * 32));
+  }
+  plan.mc_block = mc_block;
+  plan.b_panels = (N + 31) / 32 * 2;
+  // Whole-depth packing costs 2 (bf16) or 8 (f16) bytes per element: past 1 GiB for B or
+  // for one thread's A block, the f32 path's bounded blocks are the better trade.
+  constexpr int64_t kMaxPacked = int64_t{1} << 29;
+  plan.block_panel = std::min(kDepthChunks, plan.chunks) * kAmxPanelChunk;
+  if (!checked_mul(plan.blocks * plan.b_panels, plan.block_panel, &plan.b_size) || plan.b_size > kMaxPacked ||
+      !checked_mul(plan.blocks * (mc_block / 16), plan.block_panel, &plan.a_size) || plan.a_size > kMaxPacked) {
+    return false;
+  }
+  plan.acc_size = plan.blocks > 1 ? mc_block * kNc : 0;
+  // B broadcast over the batch is packed once for every product; otherwise once per
+  // product, by each thread for itself when threads take whole products.
+  const bool b_once = broadcast_over_batch(p, 1);
+  const int64_t b_packs = b_once || !per_batch ? 1 : threads;
+  Scratch scratch(ctx);
+  *status =
+      scratch.allocate(ctx, static_cast<size_t>(threads * plan.a_size + b_packs * plan.b_size) * sizeof(uint16_t) +
+                                static_cast<size_t>(threads * plan.acc_size) * sizeof(float));
+  if (*status) return true;
+  float* const acc_buffers = scratch.as<float>();
+  uint16_t* const a_buffers = reinterpret_cast<uint16_t*>(acc_buffers + threads * plan.acc_size);
+  uint16_t* const b_buffers = a_buffers + threads * plan.a_size;
+
+  const int64_t ors = p.out.strides[p.out.rank - 2], ocs = p.out.strides[p.out.rank - 1];
+  const int64_t bias_rs = p.has_bias ? p.bias.strides[p.bias.rank - 2] : 0;
+  const int64_t bias_cs = p.has_bias ? p.bias.strides[p.bias.rank - 1] : 0;
+  auto operands = [&](int64_t index, int64_t off[4]) {
+    batch_offsets(p, index, off);
+    return Operands{p.a.as<uint16_t>() + off[0], p.a.strides[p.a.rank - 2], p.a.strides[p.a.rank - 1],
+                    p.b.as<uint16_t>() + off[1], p.b.strides[p.b.rank - 2], p.b.strides[p.b.rank - 1]};
+  };
+  if (b_once) {
+    int64_t off[4];
+    pack_b(p, plan, operands(0, off), b_buffers, ctx.pool);
+  }
+  auto one = [&](int64_t index, ThreadPool* pool, unsigned slot) {
+    int64_t off[4];
+    const Operands x = operands(index, off);
+    uint16_t* const b_pack = b_buffers + (b_once || pool ? 0 : slot) * plan.b_size;
+    if (!b_once) pack_b(p, plan, x, b_pack, pool);
+    HalfOutput out{};
+    out.dtype = p.dtype;
+    out.out = reinterpret_cast<char*>(p.out.as<uint16_t>() + off[2]);
+    out.ors = ors;
+    out.ocs = ocs;
+    out.bias = p.has_bias ? reinterpret_cast<const char*>(p.bias.as<uint16_t>() + off[3]) : nullptr;
+    out.brs = bias_rs;
+    out.bcs = bias_cs;
+    out.alpha = static_cast<float>(p.alpha);
+    out.beta = static_cast<float>(p.beta);
+    out.activation = p.activation;
+    gemm(p, plan, x, out, a_buffers, acc_buffers, b_pack, pool, slot);
+  };
+  if (per_batch) {
+    parallel_for(ctx.pool, p.batches, 1, [&](int64_t begin, int64_t end, unsigned part) {
+      for (int64_t index = begin; index < end; ++index) one(index, nullptr, part);
+    });
+  } else {
+    for (int64_t index = 0; index < p.batches; ++index) one(index, ctx.pool, 0);
+  }
+  return true;
+}
+
+}  // namespace catalyst::cpu

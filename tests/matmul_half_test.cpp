@@ -1,0 +1,358 @@
+// matmul_half_test.cpp — f16 and bf16 matmul on the CPU plugin against a double
+// reference: sizes that are no multiple of any tile, K = 1, depths that need several
+// depth blocks, transposed, expanded and batch-broadcast operands, strided outputs, and
+// the fused epilogue (alpha, beta, bias, activations). CTest runs it once for each
+// CATALYST_CPU_ISA value, so the AMX path (avx512 on a CPU with AMX) and the f32
+// conversion paths (avx2, baseline) each face the same cases.
+//
+// The bound is conformance's for matmul (conformance/tolerance.h, kSum): the error of a
+// sum of K terms accumulated in f32, (K + 2) 2^-24 S with S = |alpha| |a| @ |b| +
+// |beta out| + |bias|, plus one rounding to the 16-bit output type.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+
+#include "catalyst/sdk/half.hpp"
+#include "test_support.hpp"
+
+using namespace ctltest;
+
+namespace {
+
+double to_double(ctl_dtype d, uint16_t bits) {
+  return d == CTL_DTYPE_F16 ? catalyst::sdk::half_to_float(bits) : catalyst::sdk::bf16_to_float(bits);
+}
+uint16_t from_double(ctl_dtype d, double v) {
+  return d == CTL_DTYPE_F16 ? catalyst::sdk::double_to_half(v) : catalyst::sdk::double_to_bf16(v);
+}
+double unit_roundoff(ctl_dtype d) {
+  return d == CTL_DTYPE_F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+}
+double smallest_normal(ctl_dtype d) {
+  return d == CTL_DTYPE_F16 ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
+}
+
+double activate(double v, ctl_activation act) {
+  switch (act) {
+    case CTL_ACTIVATION_RELU:
+      return v != v ? v : (v > 0 ? v : 0.0);
+    case CTL_ACTIVATION_GELU:
+      return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    case CTL_ACTIVATION_GELU_TANH:
+      return 0.5 * v * (1 + std::tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));
+    default:
+      return v;
+  }
+}
+
+// A logical matrix operand: batch axes, then rows x cols. Stored transposed (a
+// transpose view of a cols x rows tensor) or expanded (an expand view of batch size 1)
+// when asked, so the plugin sees non-unit and zero strides.
+struct Operand {
+  std::vector<int64_t> batch;  // logical batch shape
+  int64_t rows = 0, cols = 0;
+  bool transposed = false;
+  bool expanded = false;         // one stored batch element, expanded to `batch`
+  std::vector<uint16_t> values;  // logical, row-major over (batch, rows, cols)
+  std::vector<int64_t> shape() const {
+    std::vector<int64_t> s = batch;
+    s.push_back(rows);
+    s.push_back(cols);
+    return s;
+  }
+  int64_t batch_count() const {
+    int64_t n = 1;
+    for (int64_t b : batch) n *= b;
+    return n;
+  }
+  // Logical (batch index, i, j); a batch index of the operand's own batch shape.
+  uint16_t at(int64_t b, int64_t i, int64_t j) const { return values[(b * rows + i) * cols + j]; }
+};
+
+struct Case {
+  const char* name;
+  ctl_dtype dtype;
+  std::vector<int64_t> a_batch, b_batch;
+  int64_t M, N, K;
+  bool ta = false, tb = false, expand_a = false, out_transposed = false, bias = false;
+  double alpha = 1, beta = 0;
+  ctl_activation act = CTL_ACTIVATION_NONE;
+  double scale = 2;    // inputs are uniform in [-scale, scale]
+  double special = 0;  // when non-zero, a[0, 0, 0] takes this value (Inf, NaN)
+};
+
+class MatmulHalf : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    paths_ = {CTL_TEST_CPU_PLUGIN};
+    const ctl_runtime_options opts = options(&paths_, nullptr, false);
+    ctl_runtime* raw = nullptr;
+    CTL_ASSERT_OK(ctl_runtime_create(&opts, &raw));
+    runtime_.reset(raw);
+    device_ = find_device(runtime_.get(), "cpu");
+    ASSERT_NE(device_, nullptr);
+  }
+
+  // Fills `op` with random values and returns its device tensor (a view where asked).
+  Tensor make(ctl_dtype d, Operand& op, std::mt19937& rng, double scale) {
+    std::uniform_real_distribution<double> dist(-scale, scale);
+    const int64_t stored_batches = op.expanded ? 1 : op.batch_count();
+    std::vector<uint16_t> stored(static_cast<size_t>(stored_batches * op.rows * op.cols));
+    op.values.assign(static_cast<size_t>(op.batch_count() * op.rows * op.cols), 0);
+    for (int64_t b = 0; b < stored_batches; ++b) {
+      for (int64_t i = 0; i < op.rows; ++i) {
+        for (int64_t j = 0; j < op.cols; ++j) {
+          const uint16_t v = from_double(d, dist(rng));
+          const int64_t phys = op.transposed ? (b * op.cols + j) * op.rows + i : (b * op.rows + i) * op.cols + j;
+          stored[static_cast<size_t>(phys)] = v;
+        }
+      }
+    }
+    for (int64_t b = 0; b < op.batch_count(); ++b) {
+      for (int64_t i = 0; i < op.rows; ++i) {
+        for (int64_t j = 0; j < op.cols; ++j) {
+          const int64_t sb = op.expanded ? 0 : b;
+          const int64_t phys = op.transposed ? (sb * op.cols + j) * op.rows + i : (sb * op.rows + i) * op.cols + j;
+          op.values[static_cast<size_t>((b * op.rows + i) * op.cols + j)] = stored[static_cast<size_t>(phys)];
+        }
+      }
+    }
+    std::vector<int64_t> shape = op.expanded ? std::vector<int64_t>(op.batch.size(), 1) : op.batch;
+    shape.push_back(op.transposed ? op.cols : op.rows);
+    shape.push_back(op.transposed ? op.rows : op.cols);
+    Tensor t = from_vector(device_, d, shape, stored);
+    if (op.transposed) {
+      ctl_tensor* view = nullptr;
+      CTL_EXPECT_OK(ctl_tensor_transpose(t.get(), -1, -2, &view));
+      t.reset(view);
+    }
+    if (op.expanded) {
+      const std::vector<int64_t> full = op.shape();
+      ctl_tensor* view = nullptr;
+      CTL_EXPECT_OK(ctl_tensor_expand(t.get(), full.size(), full.data(), &view));
+      t.reset(view);
+    }
+    return t;
+  }
+
+  void run(const Case& c) {
+    SCOPED_TRACE(c.name);
+    const ctl_dtype d = c.dtype;
+    std::mt19937 rng(static_cast<unsigned>(c.M * 131 + c.N * 17 + c.K));
+    Operand a{c.a_batch, c.M, c.K, c.ta, c.expand_a, {}};
+    Operand b{c.b_batch, c.K, c.N, c.tb, false, {}};
+    Tensor ta = make(d, a, rng, c.scale);
+    Tensor tb = make(d, b, rng, c.scale);
+    if (c.special != 0) {  // rebuild a with one special value at element 0
+      a.values[0] = from_double(d, c.special);
+      std::vector<uint16_t> stored = a.values;
+      ta = from_vector(device_, d, a.shape(), stored);
+    }
+    // Output batch shape: NumPy broadcast of the two batch shapes.
+    const size_t rank = std::max(a.batch.size(), b.batch.size());
+    std::vector<int64_t> batch(rank, 1);
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t ad = i + a.batch.size() >= rank ? a.batch[i + a.batch.size() - rank] : 1;
+      const int64_t bd = i + b.batch.size() >= rank ? b.batch[i + b.batch.size() - rank] : 1;
+      batch[i] = std::max(ad, bd);
+    }
+    Operand out{batch, c.M, c.N, c.out_transposed, false, {}};
+    Tensor tout = make(d, out, rng, 1.0);
+    Operand bias{{}, 1, c.N, false, false, {}};
+    Tensor tbias = make(d, bias, rng, 1.0);
+
+    ctl_matmul_attrs attrs{};
+    attrs.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
+    attrs.alpha = c.alpha;
+    attrs.alpha_set = true;
+    attrs.beta = c.beta;
+    attrs.activation = c.act;
+    std::vector<ctl_tensor*> inputs = {ta.get(), tb.get()};
+    if (c.bias) {
+      ctl_tensor* flat = nullptr;
+      const int64_t n = c.N;
+      CTL_ASSERT_OK(ctl_tensor_reshape(tbias.get(), 1, &n, &flat));
+      tbias.reset(flat);
+      inputs.push_back(tbias.get());
+    }
+    ctl_tensor* outputs[] = {tout.get()};
+    CTL_ASSERT_OK(ctl_op_run_into(CTL_OP_MATMUL, inputs.size(), inputs.data(), &attrs, 1, outputs));
+    Tensor contiguous;
+    {
+      ctl_tensor* raw = nullptr;
+      CTL_ASSERT_OK(ctl_tensor_contiguous(tout.get(), &raw));
+      contiguous.reset(raw);
+    }
+    const std::vector<uint16_t> got = to_vector<uint16_t>(contiguous.get());
+
+    const double u = unit_roundoff(d), u_acc = std::ldexp(1.0, -24);
+    int64_t bad = 0;
+    const int64_t batches = out.batch_count();
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      // Operand batch indices by broadcasting (right-aligned, size-1 axes repeat).
+      int64_t ab = 0, bb = 0, rest = bi;
+      std::vector<int64_t> index(rank);
+      for (size_t i = rank; i-- > 0;) {
+        index[i] = rest % batch[i];
+        rest /= batch[i];
+      }
+      for (size_t i = 0; i < rank; ++i) {
+        if (i + a.batch.size() >= rank) {
+          const int64_t dim = a.batch[i + a.batch.size() - rank];
+          ab = ab * dim + (dim == 1 ? 0 : index[i]);
+        }
+        if (i + b.batch.size() >= rank) {
+          const int64_t dim = b.batch[i + b.batch.size() - rank];
+          bb = bb * dim + (dim == 1 ? 0 : index[i]);
+        }
+      }
+      for (int64_t i = 0; i < c.M; ++i) {
+        for (int64_t j = 0; j < c.N; ++j) {
+          double sum = 0, mag = 0;
+          for (int64_t k = 0; k < c.K; ++k) {
+            const double x = to_double(d, a.at(ab, i, k)), y = to_double(d, b.at(bb, k, j));
+            sum += x * y;
+            mag += std::fabs(x * y);
+          }
+          const double old = to_double(d, out.at(bi, i, j));
+          const double bv = c.bias ? to_double(d, bias.at(0, 0, j)) : 0.0;
+          double v = c.alpha * sum + bv;
+          if (c.beta != 0) v += c.beta * old;
+          const double expected = activate(v, c.act);
+          double s = std::fabs(c.alpha) * mag + std::fabs(bv) + (c.beta != 0 ? std::fabs(c.beta * old) : 0.0);
+          if (c.act != CTL_ACTIVATION_NONE) s = 1.2 * s + 8;
+          const double tol = (c.K + 6) * u_acc * s + 2 * u * std::fabs(expected) + smallest_normal(d);
+          const double value = to_double(d, got[static_cast<size_t>((bi * c.M + i) * c.N + j)]);
+          bool ok;
+          if (std::isnan(expected)) {
+            ok = std::isnan(value);
+          } else if (std::isinf(to_double(d, from_double(d, expected)))) {
+            ok = value == to_double(d, from_double(d, expected));  // overflow: the same Inf
+          } else {
+            ok = std::fabs(value - expected) <= tol;
+          }
+          if (!ok && ++bad <= 5) {
+            ADD_FAILURE() << "batch " << bi << " (" << i << ", " << j << "): got " << value << ", expected " << expected
+                          << " +- " << tol;
+          }
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0);
+  }
+
+  std::vector<const char*> paths_;
+  Runtime runtime_;
+  ctl_device* device_ = nullptr;
+};
+
+std::vector<Case> cases(ctl_dtype d) {
+  std::vector<Case> list;
+  auto add = [&](Case c) {
+    c.dtype = d;
+    list.push_back(c);
+  };
+  add({"odd sizes 37x45x19", d, {}, {}, 37, 45, 19});
+  add({"K = 1", d, {}, {}, 33, 17, 1});
+  add({"one row and column, long K", d, {}, {}, 1, 1, 300});
+  add({"several depth blocks", d, {}, {}, 70, 33, 1100});
+  add({"several row, column and depth blocks", d, {}, {}, 300, 290, 700});
+  add({"transposed a", d, {}, {}, 29, 40, 50, true});
+  add({"transposed b", d, {}, {}, 31, 48, 77, false, true});
+  add({"both transposed, odd depth", d, {}, {}, 18, 35, 65, true, true});
+  add({"batch-broadcast b", d, {3}, {}, 20, 21, 22});
+  add({"broadcast batch axes both ways", d, {2, 1}, {1, 3}, 9, 40, 33});
+  add({"expanded a (zero batch stride)", d, {4}, {4}, 35, 12, 40, false, false, true});
+  Case epi{"bias + relu, alpha 0.75", d, {}, {}, 45, 50, 61};
+  epi.bias = true;
+  epi.alpha = 0.75;
+  epi.act = CTL_ACTIVATION_RELU;
+  add(epi);
+  Case gelu{"bias + gelu, beta 0.5, transposed out", d, {2}, {}, 19, 34, 40};
+  gelu.bias = true;
+  gelu.beta = 0.5;
+  gelu.out_transposed = true;
+  gelu.act = CTL_ACTIVATION_GELU;
+  add(gelu);
+  Case tanh{"gelu_tanh, beta -1, alpha 2", d, {}, {}, 64, 64, 64};
+  tanh.beta = -1;
+  tanh.alpha = 2;
+  tanh.act = CTL_ACTIVATION_GELU_TANH;
+  add(tanh);
+  Case beta{"beta 1, bias, wide N", d, {}, {}, 40, 300, 45};
+  beta.beta = 1;
+  beta.bias = true;
+  add(beta);
+  // Products near f16's range: an f16 accumulator would overflow; an f32 one does not.
+  Case big{"large values, small alpha", d, {}, {}, 20, 20, 64};
+  big.scale = 200;
+  big.alpha = 1.0 / 256;
+  add(big);
+  Case inf{"an Inf input", d, {}, {}, 5, 6, 7};
+  inf.special = std::numeric_limits<double>::infinity();
+  add(inf);
+  Case nan{"a NaN input", d, {}, {}, 5, 6, 7};
+  nan.special = std::numeric_limits<double>::quiet_NaN();
+  add(nan);
+  return list;
+}
+
+TEST_F(MatmulHalf, F16MatchesDoubleReference) {
+  for (const Case& c : cases(CTL_DTYPE_F16)) run(c);
+}
+
+TEST_F(MatmulHalf, Bf16MatchesDoubleReference) {
+  for (const Case& c : cases(CTL_DTYPE_BF16)) run(c);
+}
+
+// K = 1 with alpha 1: the exact product rounded once, so the result is bit-identical to
+// the reference's. A path that dropped the low bits of an f16 operand would miss it.
+TEST_F(MatmulHalf, F16SingleProductsRoundOnce) {
+  const int64_t M = 40, N = 40;
+  std::vector<uint16_t> a(M), b(N);
+  std::mt19937 rng(7);
+  for (auto& v : a) v = static_cast<uint16_t>(0x3c00 | (rng() & 0x3ff));  // [1, 2), all mantissa bits
+  for (auto& v : b) v = static_cast<uint16_t>(0x3800 | (rng() & 0x3ff));  // [0.5, 1)
+  Tensor ta = from_vector(device_, CTL_DTYPE_F16, {M, 1}, a);
+  Tensor tb = from_vector(device_, CTL_DTYPE_F16, {1, N}, b);
+  ctl_tensor* raw = nullptr;
+  CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
+  Tensor out(raw);
+  const std::vector<uint16_t> got = to_vector<uint16_t>(out.get());
+  int bad = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      const double exact = to_double(CTL_DTYPE_F16, a[i]) * to_double(CTL_DTYPE_F16, b[j]);
+      const uint16_t want = from_double(CTL_DTYPE_F16, exact);
+      if (got[static_cast<size_t>(i * N + j)] != want && ++bad <= 5) {
+        ADD_FAILURE() << "(" << i << ", " << j << "): got bits " << got[static_cast<size_t>(i * N + j)] << ", want "
+                      << want;
+      }
+    }
+  }
+}
+
+// Subnormal inputs count: a bf16 subnormal times a large value is a normal result (the
+// tile unit would read the subnormal as zero), and f16 subnormals split exactly.
+TEST_F(MatmulHalf, SubnormalInputsAreNotFlushed) {
+  struct Sub {
+    ctl_dtype dtype;
+    double tiny, large;
+  };
+  for (const Sub& c : {Sub{CTL_DTYPE_BF16, 1e-39, 1e30}, Sub{CTL_DTYPE_F16, 3e-7, 1000.0}}) {
+    SCOPED_TRACE(c.dtype == CTL_DTYPE_F16 ? "f16" : "bf16");
+    const int64_t M = 3, K = 2, N = 20;
+    std::vector<uint16_t> a(M * K, from_double(c.dtype, c.tiny)), b(K * N, from_double(c.dtype, c.large));
+    Tensor ta = from_vector(device_, c.dtype, {M, K}, a);
+    Tensor tb = from_vector(device_, c.dtype, {K, N}, b);
+    ctl_tensor* raw = nullptr;
+    CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
+    Tensor out(raw);
+    const std::vector<uint16_t> got = to_vector<uint16_t>(out.get());
+    const double expected = 2 * to_double(c.dtype, a[0]) * to_double(c.dtype, b[0]);
+    for (uint16_t bits : got) EXPECT_NEAR(to_double(c.dtype, bits), expected, 2 * unit_roundoff(c.dtype) * expected);
+  }
+}
+
+}  // namespace
