@@ -23,11 +23,15 @@
 namespace catalyst::cpu {
 namespace {
 
-constexpr int64_t kKc = 256;   // depth of a packed block: a B panel of KC x NR stays in L1
-constexpr int64_t kMc = 192;   // rows of a packed A block (L2)
-constexpr int64_t kNc = 4096;  // columns of a packed B block (L3)
+// Blocking for this tile shape (12 x 32 f32 on AVX-512) and a 48 KiB L1d / 2 MiB L2 per
+// core, in the order of BLIS: a packed B block (KC x NC, 1 MiB) stays in L2 and its
+// panels stream from there; a 12-row A panel (12 x KC, 12 KiB) stays in L1 while it
+// meets every panel of the block; A blocks (MC x KC) are packed one at a time.
+constexpr int64_t kKc = 256;
+constexpr int64_t kMc = 192;
+constexpr int64_t kNc = 1024;
 // Up to this N the kernel reads row-major A in place rather than packing it (see rows_a).
-constexpr int64_t kRowsAMaxN = 1024;
+constexpr int64_t kRowsAMaxN = 512;
 
 // ---- float GEMM -------------------------------------------------------------------------
 
@@ -78,8 +82,10 @@ struct Region {
 };
 
 // Splits C into `parts` rectangles of whole tiles, as a grid of tm row bands by tn column
-// bands, choosing the grid whose largest rectangle has the fewest tiles (ties: more row
-// bands, since each band then packs its own A rows and shares none). Every element is
+// bands, choosing the grid whose largest rectangle costs least (ties: more row bands,
+// since each band then packs its own A rows and shares none). A kernel call costs in
+// proportion to its rows (one instantiation per row count) but the same for any column
+// count (masked full-width vectors), so a rectangle costs rows x panels. Every element is
 // still summed by one kernel call per depth block in the same order, so the split never
 // changes the result.
 struct Grid {
@@ -99,14 +105,24 @@ Grid choose_grid(int64_t M, int64_t N, int64_t mr, int64_t nr, int64_t parts) {
     if (parts % tm != 0) continue;
     const int64_t tn = parts / tm;
     if (tm > best.mt || tn > best.nt) continue;  // a band without a tile
-    const int64_t cost = ((best.mt + tm - 1) / tm) * ((best.nt + tn - 1) / tn);
+    Grid g = best;
+    g.tm = tm;
+    g.tn = tn;
+    int64_t rows = 0, panels = 0;
+    for (int64_t i = 0; i < tm; ++i) {
+      const Region r = g.region(i * tn, M, N);
+      rows = std::max(rows, r.m1 - r.m0);
+    }
+    for (int64_t j = 0; j < tn; ++j) {
+      const Region r = g.region(j, M, N);
+      panels = std::max(panels, (r.n1 - r.n0 + nr - 1) / nr);
+    }
+    const int64_t cost = rows * panels;
     if (best_cost < 0 || cost < best_cost) {
       best_cost = cost;
-      best.tm = tm;
-      best.tn = tn;
+      best = g;
     }
   }
-  if (best_cost < 0) best.tm = best.tn = 1;
   return best;
 }
 
@@ -146,22 +162,22 @@ void gemm_region(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& 
       for (int64_t ic = r.m0; ic < r.m1; ic += mc_block) {
         const int64_t mc = std::min(mc_block, r.m1 - ic);
         if (!rows_a) pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
-        for (int64_t q = 0; q < panels; ++q) {
-          const int64_t col = jc + q * nr;
+        auto tile = [&](int64_t q, int64_t ir) {
+          const int64_t col = jc + q * nr, row = ic + ir;
           const int n = static_cast<int>(std::min<int64_t>(nr, nc - q * nr));
-          for (int64_t ir = 0; ir < mc; ir += mr) {
-            const int64_t row = ic + ir;
-            const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
-            e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
-            Acc* const c = t.c + row * t.ldc + col;
-            if constexpr (std::is_same_v<S, Acc>) {
-              if (rows_a) {
-                kernel.run_rows(kc, pa + row * a.rs + pc, a.rs, bpack + q * nr * kc, c, t.ldc, m, n, e);
-                continue;
-              }
+          const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
+          e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
+          Acc* const c = t.c + row * t.ldc + col;
+          if constexpr (std::is_same_v<S, Acc>) {
+            if (rows_a) {
+              kernel.run_rows(kc, pa + row * a.rs + pc, a.rs, bpack + q * nr * kc, c, t.ldc, m, n, e);
+              return;
             }
-            kernel.run(kc, apack + ir * kc, bpack + q * nr * kc, c, t.ldc, m, n, e);
           }
+          kernel.run(kc, apack + ir * kc, bpack + q * nr * kc, c, t.ldc, m, n, e);
+        };
+        for (int64_t ir = 0; ir < mc; ir += mr) {
+          for (int64_t q = 0; q < panels; ++q) tile(q, ir);
         }
       }
     }
@@ -222,8 +238,8 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   const int64_t parts = per_batch ? std::min(threads, p.batches) : grid.tm * grid.tn;
   const int64_t mc_block = kMc / mr * mr;
   // Reading A in place saves packing it, which matters when each packed A block would be
-  // used by few B panels (small N); large N packs, so that A's rows, whatever their
-  // stride, sit densely in L2.
+  // used by few B panels (small N); large N packs, so that a 12-row panel sits densely in
+  // L1 whatever A's row stride (rows 4 KiB apart would all share one L1 set).
   const bool rows_a = std::is_same_v<T, Acc> && kernel.run_rows && acs == 1 && N <= kRowsAMaxN;
   const int64_t kc_max = std::min(kKc, K);
   const int64_t nc_max = std::min(kNc, (N + nr - 1) / nr * nr);
