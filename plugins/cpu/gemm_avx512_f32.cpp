@@ -130,8 +130,19 @@ CTL_CPU_AVX512 void pack_b(const float* b, int64_t ldb, int64_t kc, int n, float
   }
 }
 
+// One packed A panel from an A with unit row stride (a transposed operand, e.g. X^T in
+// a weight gradient): each depth step is m <= 12 contiguous floats, one masked copy.
+CTL_CPU_AVX512 void pack_a(const float* a, int64_t lda, int64_t kc, int m, float* dst) {
+  const __mmask16 rows = __mmask16((1u << m) - 1), panel = __mmask16((1u << kMr) - 1);
+  for (int64_t k = 0; k < kc; ++k) {
+    _mm512_mask_storeu_ps(dst, panel, _mm512_maskz_loadu_ps(rows, a));
+    a += lda;
+    dst += kMr;
+  }
+}
+
 }  // namespace
 
-const GemmKernel<float> kGemmAvx512F32{kMr, kNr, run, "avx512", run_rows, pack_b};
+const GemmKernel<float> kGemmAvx512F32{kMr, kNr, run, "avx512", run_rows, pack_b, pack_a};
 
 }  // namespace catalyst::cpu

@@ -39,6 +39,9 @@ struct GemmKernel {
                    const TileEpilogue<T>& e);
   // pack_b: packs kc rows (row stride ldb) of n <= nr columns into one zero-padded panel.
   void (*pack_b)(const T* b, int64_t ldb, int64_t kc, int n, T* dst);
+  // pack_a: packs one zero-padded A panel of m <= mr rows from an A with unit row stride,
+  // depth step k at a + k * lda.
+  void (*pack_a)(const T* a, int64_t lda, int64_t kc, int m, T* dst);
 };
 
 // The kernel of the active instruction set (isa.h).

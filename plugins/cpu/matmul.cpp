@@ -161,7 +161,19 @@ void gemm_region(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& 
       }
       for (int64_t ic = r.m0; ic < r.m1; ic += mc_block) {
         const int64_t mc = std::min(mc_block, r.m1 - ic);
-        if (!rows_a) pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
+        if (!rows_a) {
+          bool packed = false;
+          if constexpr (std::is_same_v<S, Acc>) {
+            if (kernel.pack_a && a.rs == 1) {
+              for (int64_t ir = 0; ir < mc; ir += mr) {
+                kernel.pack_a(pa + (ic + ir) + pc * a.cs, a.cs, kc, static_cast<int>(std::min<int64_t>(mr, mc - ir)),
+                              apack + ir * kc);
+              }
+              packed = true;
+            }
+          }
+          if (!packed) pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
+        }
         auto tile = [&](int64_t q, int64_t ir) {
           const int64_t col = jc + q * nr, row = ic + ir;
           const int n = static_cast<int>(std::min<int64_t>(nr, nc - q * nr));
