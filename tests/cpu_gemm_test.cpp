@@ -37,10 +37,12 @@ struct Variant {
 };
 
 // 12 x 32 is the AVX-512 tile, 6 x 16 the AVX2 one, 4 x 8 the baseline one; the packed
-// blocks are 256 deep and 4096 wide, and row-major A is read in place up to N = 1024.
+// B blocks are 256 deep and 1024 wide, A blocks 1536 rows, and row-major A is read in
+// place up to N = 512.
 const Shape kShapes[] = {
-    {1, 1, 1},    {13, 1, 7},   {1, 33, 19},    {7, 5, 1},      {25, 47, 3},   {12, 32, 64},   {3, 20, 2},
-    {35, 57, 40}, {13, 33, 65}, {37, 129, 257}, {100, 70, 300}, {400, 40, 30}, {30, 1030, 20}, {5, 4100, 3},
+    {1, 1, 1},      {13, 1, 7},    {1, 33, 19},    {7, 5, 1},    {25, 47, 3},
+    {12, 32, 64},   {3, 20, 2},    {35, 57, 40},   {13, 33, 65}, {37, 129, 257},
+    {100, 70, 300}, {400, 40, 30}, {30, 1030, 20}, {5, 4100, 3}, {1601, 33, 9},
 };
 
 const Variant kVariants[] = {

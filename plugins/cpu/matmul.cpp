@@ -24,11 +24,12 @@ namespace catalyst::cpu {
 namespace {
 
 // Blocking for this tile shape (12 x 32 f32 on AVX-512) and a 48 KiB L1d / 2 MiB L2 per
-// core, in the order of BLIS: a packed B block (KC x NC, 1 MiB) stays in L2 and its
-// panels stream from there; a 12-row A panel (12 x KC, 12 KiB) stays in L1 while it
-// meets every panel of the block; A blocks (MC x KC) are packed one at a time.
+// core: a packed B block (KC x NC, 1 MiB) stays in L2 and its panels stream from there;
+// a 12-row A panel (12 x KC, 12 KiB) stays in L1 while it meets every panel of the block.
+// The A block (MC x KC, up to 1.5 MiB, in L3) is packed once for all of N, so each
+// element of A and B is packed about once per product.
 constexpr int64_t kKc = 256;
-constexpr int64_t kMc = 192;
+constexpr int64_t kMc = 1536;
 constexpr int64_t kNc = 1024;
 // Up to this N the kernel reads row-major A in place rather than packing it (see rows_a).
 constexpr int64_t kRowsAMaxN = 512;
@@ -141,55 +142,55 @@ void gemm_region(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& 
   e.bias_rs = t.bias_rs;
   e.bias_cs = t.bias_cs;
   e.activation = t.direct ? p.activation : CTL_ACTIVATION_NONE;
-  for (int64_t jc = r.n0; jc < r.n1; jc += kNc) {
-    const int64_t nc = std::min(kNc, r.n1 - jc);
-    const int64_t panels = (nc + nr - 1) / nr;
+  for (int64_t ic = r.m0; ic < r.m1; ic += mc_block) {
+    const int64_t mc = std::min(mc_block, r.m1 - ic);
     for (int64_t pc = 0; pc < p.K; pc += kKc) {
       const int64_t kc = std::min(kKc, p.K - pc);
       e.overwrite = pc == 0;
       e.finish = t.direct && pc + kc == p.K;
-      for (int64_t q = 0; q < panels; ++q) {
-        const S* src = pb + pc * b.rs + (jc + q * nr) * b.cs;
-        const int n = static_cast<int>(std::min<int64_t>(nr, nc - q * nr));
+      if (!rows_a) {  // the A block, once for all of the region's columns
+        bool packed = false;
         if constexpr (std::is_same_v<S, Acc>) {
-          if (kernel.pack_b && b.cs == 1) {
-            kernel.pack_b(src, b.rs, kc, n, bpack + q * nr * kc);
-            continue;
+          if (kernel.pack_a && a.rs == 1) {
+            for (int64_t ir = 0; ir < mc; ir += mr) {
+              kernel.pack_a(pa + (ic + ir) + pc * a.cs, a.cs, kc, static_cast<int>(std::min<int64_t>(mr, mc - ir)),
+                            apack + ir * kc);
+            }
+            packed = true;
           }
         }
-        pack_b_panel<Acc, S>(bpack + q * nr * kc, src, b.rs, b.cs, n, kc, nr);
+        if (!packed) pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
       }
-      for (int64_t ic = r.m0; ic < r.m1; ic += mc_block) {
-        const int64_t mc = std::min(mc_block, r.m1 - ic);
-        if (!rows_a) {
-          bool packed = false;
-          if constexpr (std::is_same_v<S, Acc>) {
-            if (kernel.pack_a && a.rs == 1) {
-              for (int64_t ir = 0; ir < mc; ir += mr) {
-                kernel.pack_a(pa + (ic + ir) + pc * a.cs, a.cs, kc, static_cast<int>(std::min<int64_t>(mr, mc - ir)),
-                              apack + ir * kc);
-              }
-              packed = true;
-            }
-          }
-          if (!packed) pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
-        }
-        auto tile = [&](int64_t q, int64_t ir) {
-          const int64_t col = jc + q * nr, row = ic + ir;
+      for (int64_t jc = r.n0; jc < r.n1; jc += kNc) {
+        const int64_t nc = std::min(kNc, r.n1 - jc);
+        const int64_t panels = (nc + nr - 1) / nr;
+        for (int64_t q = 0; q < panels; ++q) {
+          const S* src = pb + pc * b.rs + (jc + q * nr) * b.cs;
           const int n = static_cast<int>(std::min<int64_t>(nr, nc - q * nr));
-          const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
-          e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
-          Acc* const c = t.c + row * t.ldc + col;
           if constexpr (std::is_same_v<S, Acc>) {
-            if (rows_a) {
-              kernel.run_rows(kc, pa + row * a.rs + pc, a.rs, bpack + q * nr * kc, c, t.ldc, m, n, e);
-              return;
+            if (kernel.pack_b && b.cs == 1) {
+              kernel.pack_b(src, b.rs, kc, n, bpack + q * nr * kc);
+              continue;
             }
           }
-          kernel.run(kc, apack + ir * kc, bpack + q * nr * kc, c, t.ldc, m, n, e);
-        };
+          pack_b_panel<Acc, S>(bpack + q * nr * kc, src, b.rs, b.cs, n, kc, nr);
+        }
         for (int64_t ir = 0; ir < mc; ir += mr) {
-          for (int64_t q = 0; q < panels; ++q) tile(q, ir);
+          const int64_t row = ic + ir;
+          const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
+          for (int64_t q = 0; q < panels; ++q) {
+            const int64_t col = jc + q * nr;
+            const int n = static_cast<int>(std::min<int64_t>(nr, nc - q * nr));
+            e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
+            Acc* const c = t.c + row * t.ldc + col;
+            if constexpr (std::is_same_v<S, Acc>) {
+              if (rows_a) {
+                kernel.run_rows(kc, pa + row * a.rs + pc, a.rs, bpack + q * nr * kc, c, t.ldc, m, n, e);
+                continue;
+              }
+            }
+            kernel.run(kc, apack + ir * kc, bpack + q * nr * kc, c, t.ldc, m, n, e);
+          }
         }
       }
     }
@@ -248,14 +249,14 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   const bool per_batch = p.batches >= 2 * threads || (p.batches >= threads && M * N * K <= 128 * 128 * 128);
   const Grid grid = choose_grid(M, N, mr, nr, per_batch ? 1 : threads);
   const int64_t parts = per_batch ? std::min(threads, p.batches) : grid.tm * grid.tn;
-  const int64_t mc_block = kMc / mr * mr;
+  const int64_t mc_block = std::min(kMc / mr, (M + mr - 1) / mr) * mr;
   // Reading A in place saves packing it, which matters when each packed A block would be
   // used by few B panels (small N); large N packs, so that a 12-row panel sits densely in
   // L1 whatever A's row stride (rows 4 KiB apart would all share one L1 set).
   const bool rows_a = std::is_same_v<T, Acc> && kernel.run_rows && acs == 1 && N <= kRowsAMaxN;
   const int64_t kc_max = std::min(kKc, K);
   const int64_t nc_max = std::min(kNc, (N + nr - 1) / nr * nr);
-  const int64_t a_size = (mc_block + mr) * kc_max, b_size = nc_max * kc_max;
+  const int64_t a_size = rows_a ? 0 : mc_block * kc_max, b_size = nc_max * kc_max;
   const int64_t c_size = direct ? 0 : M * N;
   const int64_t c_count = per_batch ? parts : 1;
   const int64_t total = parts * (a_size + b_size) + c_count * c_size;
