@@ -83,8 +83,8 @@ struct Region {
 };
 
 // Splits C into `parts` rectangles of whole tiles, as a grid of tm row bands by tn column
-// bands, choosing the grid whose largest rectangle costs least (ties: more row bands,
-// since each band then packs its own A rows and shares none). A kernel call costs in
+// bands, choosing the grid whose largest rectangle costs least (ties and near ties: more
+// row bands, since each band then reads only its own A rows). A kernel call costs in
 // proportion to its rows (one instantiation per row count) but the same for any column
 // count (masked full-width vectors), so a rectangle costs rows x panels. Every element is
 // still summed by one kernel call per depth block in the same order, so the split never
@@ -118,7 +118,9 @@ Grid choose_grid(int64_t M, int64_t N, int64_t mr, int64_t nr, int64_t parts) {
       const Region r = g.region(j, M, N);
       panels = std::max(panels, (r.n1 - r.n0 + nr - 1) / nr);
     }
-    const int64_t cost = rows * panels;
+    // Every column band reads all of A's rows again: a split along N must save more
+    // than that (about 3% per extra band, by measurement) to be taken.
+    const int64_t cost = rows * panels * (100 + 3 * (tn - 1));
     if (best_cost < 0 || cost < best_cost) {
       best_cost = cost;
       best = g;
