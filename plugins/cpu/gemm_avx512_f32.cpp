@@ -1,8 +1,8 @@
 // gemm_avx512_f32.cpp — the f32 GEMM micro-kernel for AVX-512, the path this plugin is
 // tuned on: a 12 x 32 tile held in 24 zmm accumulators. Each depth step loads two
-// vectors of the packed B panel and multiplies them by 12 elements of the packed A panel,
-// broadcast straight from memory into the FMA (an embedded broadcast costs no register
-// and no shuffle), so 24 FMAs take 2 + 12 loads: the two FMA ports stay busy.
+// vectors of the packed B panel and multiplies them by 12 elements of A (a packed panel,
+// or A's rows read in place), each broadcast from memory by a load that needs no shuffle
+// port, so 24 FMAs take 2 + 12 loads: the two FMA ports stay busy.
 //
 // The tile goes to C from the registers: alpha, beta, a row or column bias and ReLU are
 // applied there, with masked loads and stores for a partial tile, so no scratch tile and
@@ -36,7 +36,7 @@ CTL_CPU_AVX512 void tile(int64_t kc, const float* __restrict a, int64_t lda, con
   __m512 acc0[M], acc1[M];
 #pragma GCC unroll 12
   for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
-  // C is needed only after the loop: start fetching it now (for writing, when overwritten).
+  // C is needed only after the loop (read, or at least written): start fetching it now.
   for (int i = 0; i < M; ++i) {
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);

@@ -33,11 +33,13 @@ struct GemmKernel {
   int nr;
   void (*run)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int m, int n, const TileEpilogue<T>& e);
   const char* isa;  // "avx512", "avx2" or "generic"
-  // Optional (null where absent), for A and B with unit column stride:
-  // run_rows: as run, but a is A itself, row i at a + i * lda, read without packing.
+  // Optional fast paths (null where absent):
+  // run_rows: as run, but a is A itself (unit column stride), row i at a + i * lda, read
+  // without packing.
   void (*run_rows)(int64_t kc, const T* a, int64_t lda, const T* b, T* c, int64_t ldc, int m, int n,
                    const TileEpilogue<T>& e);
-  // pack_b: packs kc rows (row stride ldb) of n <= nr columns into one zero-padded panel.
+  // pack_b: packs kc rows (row stride ldb, unit column stride) of n <= nr columns into
+  // one zero-padded panel.
   void (*pack_b)(const T* b, int64_t ldb, int64_t kc, int n, T* dst);
   // pack_a: packs one zero-padded A panel of m <= mr rows from an A with unit row stride,
   // depth step k at a + k * lda.
