@@ -2,11 +2,14 @@
 //
 // Floats use a packed GEMM (BLIS-style): for each block of B (KC x NC) packed into
 // NR-wide panels and each block of A (MC x KC) packed into MR-tall panels, a
-// register-blocked micro-kernel (gemm_kernels.cpp) computes MR x NR tiles. Packing reads
-// A and B through their strides, so transposed or broadcast operands cost nothing extra,
-// and it converts f16/bf16 to f32 on the way in. f32 and f64 accumulate in their own type;
-// f16/bf16 in f32. Threads split M blocks of one product, or whole products when a batch
-// has many small ones. Integers use a plain row loop that wraps in 64 bits.
+// register-blocked micro-kernel (gemm_kernels.h) computes MR x NR tiles and applies
+// alpha, beta, bias and activation as it writes each tile to C. Packing reads A and B
+// through their strides, so transposed or broadcast operands cost nothing extra, and it
+// converts f16/bf16 to f32 on the way in. f32 and f64 accumulate in their own type;
+// f16/bf16 in f32. Threads split one product into rectangles of whole tiles (each thread
+// packs what its rectangle needs, so one wake-up per product and no barriers), or take
+// whole products when a batch has many small ones. Integers use a plain row loop that
+// wraps in 64 bits.
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -21,9 +24,16 @@
 namespace catalyst::cpu {
 namespace {
 
-constexpr int64_t kKc = 256;   // depth of a packed block: a B panel of KC x NR stays in L1
-constexpr int64_t kMc = 192;   // rows of a packed A block (L2)
-constexpr int64_t kNc = 4096;  // columns of a packed B block (L3)
+// Blocking for this tile shape (12 x 32 f32 on AVX-512) and a 48 KiB L1d / 2 MiB L2 per
+// core: a packed B block (KC x NC, 1 MiB) stays in L2 and its panels stream from there;
+// a 12-row A panel (12 x KC, 12 KiB) stays in L1 while it meets every panel of the block.
+// The A block (MC x KC, up to 1.5 MiB, in L3) is packed once for all of N, so each
+// element of A and B is packed about once per product.
+constexpr int64_t kKc = 256;
+constexpr int64_t kMc = 1536;
+constexpr int64_t kNc = 1024;
+// Up to this N the kernel reads row-major A in place rather than packing it (see rows_a).
+constexpr int64_t kRowsAMaxN = 512;
 
 // ---- float GEMM -------------------------------------------------------------------------
 
@@ -63,90 +73,129 @@ template <class Acc>
 struct Target {
   Acc* c;
   int64_t ldc;
-  bool direct;  // beta, bias and activation are applied here rather than in the epilogue
-  const char* bias;
+  bool direct;  // beta, bias and activation are applied by the kernel rather than the epilogue
+  const Acc* bias;
   int64_t bias_rs, bias_cs;
 };
 
-// Adds alpha * tile into C at (row, col); first/last say whether this is the first or
-// the last depth block.
-template <class Acc>
-void merge_tile(const Problem& p, const Target<Acc>& t, const Acc* tile, int nr, int64_t row, int64_t col, int64_t m,
-                int64_t n, bool first, bool last) {
-  const Acc alpha = static_cast<Acc>(p.alpha), beta = static_cast<Acc>(p.beta);
-  for (int64_t i = 0; i < m; ++i) {
-    Acc* c = t.c + (row + i) * t.ldc + col;
-    const Acc* s = tile + i * nr;
-    if (first) {
-      if (t.direct && beta != Acc(0)) {
-        for (int64_t j = 0; j < n; ++j) c[j] = alpha * s[j] + beta * c[j];
-      } else {
-        for (int64_t j = 0; j < n; ++j) c[j] = alpha * s[j];  // beta == 0: C is never read
-      }
-    } else {
-      for (int64_t j = 0; j < n; ++j) c[j] += alpha * s[j];
-    }
-    if (last && t.direct) {
-      if (t.bias) {
-        const Acc* bias = reinterpret_cast<const Acc*>(t.bias) + (row + i) * t.bias_rs + col * t.bias_cs;
-        for (int64_t j = 0; j < n; ++j) c[j] += bias[j * t.bias_cs];
-      }
-      if (p.activation != CTL_ACTIVATION_NONE) {
-        for (int64_t j = 0; j < n; ++j) c[j] = activate(c[j], p.activation);
-      }
-    }
-  }
-}
-
-// Scratch layout of one GEMM: per-thread A blocks, B block(s), optional C.
-template <class Acc>
-struct Buffers {
-  Acc* a;  // threads x a_size
-  int64_t a_size;
-  Acc* b;  // one B block, or threads x b_size in batch-parallel mode
-  int64_t b_size;
-  Acc* c;  // M x N per thread when the output is not written directly
+// The rows [m0, m1) and columns [n0, n1) of C that one thread computes.
+struct Region {
+  int64_t m0, m1, n0, n1;
 };
 
-// C(M x N) = alpha * A @ B (+ beta/bias/activation when direct) for one batch element.
-// With a pool, B blocks are packed together and M blocks are shared out; without one,
-// the calling thread does it all with the buffers of slot `slot`.
+// Splits C into `parts` rectangles of whole tiles, as a grid of tm row bands by tn column
+// bands, choosing the grid whose largest rectangle costs least (ties and near ties: more
+// row bands, since each band then reads only its own A rows). A kernel call costs in
+// proportion to its rows (one instantiation per row count) but the same for any column
+// count (masked full-width vectors), so a rectangle costs rows x panels. Every element is
+// still summed by one kernel call per depth block in the same order, so the split never
+// changes the result.
+struct Grid {
+  int64_t tm, tn, mt, nt;  // bands, and tiles along M and N
+  int64_t mr, nr;
+  Region region(int64_t part, int64_t M, int64_t N) const {
+    const int64_t i = part / tn, j = part % tn;
+    return Region{std::min(M, mt * i / tm * mr), std::min(M, mt * (i + 1) / tm * mr), std::min(N, nt * j / tn * nr),
+                  std::min(N, nt * (j + 1) / tn * nr)};
+  }
+};
+
+Grid choose_grid(int64_t M, int64_t N, int64_t mr, int64_t nr, int64_t parts) {
+  Grid best{1, 1, (M + mr - 1) / mr, (N + nr - 1) / nr, mr, nr};
+  int64_t best_cost = -1;
+  for (int64_t tm = parts; tm >= 1; --tm) {
+    if (parts % tm != 0) continue;
+    const int64_t tn = parts / tm;
+    if (tm > best.mt || tn > best.nt) continue;  // a band without a tile
+    Grid g = best;
+    g.tm = tm;
+    g.tn = tn;
+    int64_t rows = 0, panels = 0;
+    for (int64_t i = 0; i < tm; ++i) {
+      const Region r = g.region(i * tn, M, N);
+      rows = std::max(rows, r.m1 - r.m0);
+    }
+    for (int64_t j = 0; j < tn; ++j) {
+      const Region r = g.region(j, M, N);
+      panels = std::max(panels, (r.n1 - r.n0 + nr - 1) / nr);
+    }
+    // Every column band reads all of A's rows again: a split along N must save more
+    // than that (about 3% per extra band, by measurement) to be taken.
+    const int64_t cost = rows * panels * (100 + 3 * (tn - 1));
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = g;
+    }
+  }
+  return best;
+}
+
+// C = alpha * A @ B (+ beta/bias/activation when direct) over one region of one batch
+// element, on the calling thread, with its own packing buffers. With `rows_a` the kernel
+// reads A's rows in place (unit column stride) instead of a packed copy.
 template <class Acc, class S>
-void gemm(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& a, const Matrix& b, const Target<Acc>& t,
-          const Buffers<Acc>& buffers, ThreadPool* pool, unsigned slot, int64_t mc_block) {
+void gemm_region(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& a, const Matrix& b,
+                 const Target<Acc>& t, Acc* apack, Acc* bpack, const Region& r, int64_t mc_block, bool rows_a) {
   const int mr = kernel.mr, nr = kernel.nr;
   const S* const pa = reinterpret_cast<const S*>(a.data);
   const S* const pb = reinterpret_cast<const S*>(b.data);
-  Acc* const bpack = buffers.b + (pool ? 0 : slot * buffers.b_size);
-  const int64_t m_blocks = (p.M + mc_block - 1) / mc_block;
-  for (int64_t jc = 0; jc < p.N; jc += kNc) {
-    const int64_t nc = std::min(kNc, p.N - jc);
-    const int64_t panels = (nc + nr - 1) / nr;
+  TileEpilogue<Acc> e{};
+  e.alpha = static_cast<Acc>(p.alpha);
+  e.beta = t.direct ? static_cast<Acc>(p.beta) : Acc(0);
+  e.bias_rs = t.bias_rs;
+  e.bias_cs = t.bias_cs;
+  e.activation = t.direct ? p.activation : CTL_ACTIVATION_NONE;
+  for (int64_t ic = r.m0; ic < r.m1; ic += mc_block) {
+    const int64_t mc = std::min(mc_block, r.m1 - ic);
     for (int64_t pc = 0; pc < p.K; pc += kKc) {
       const int64_t kc = std::min(kKc, p.K - pc);
-      const bool first = pc == 0, last = pc + kc == p.K;
-      parallel_for(pool, panels, 8, [&](int64_t begin, int64_t end, unsigned) {
-        for (int64_t q = begin; q < end; ++q) {
-          pack_b_panel<Acc, S>(bpack + q * nr * kc, pb + pc * b.rs + (jc + q * nr) * b.cs, b.rs, b.cs,
-                               std::min<int64_t>(nr, nc - q * nr), kc, nr);
-        }
-      });
-      parallel_for(pool, m_blocks, 1, [&](int64_t begin, int64_t end, unsigned part) {
-        Acc* const apack = buffers.a + (pool ? part : slot) * buffers.a_size;
-        alignas(64) Acc tile[16 * 32];
-        for (int64_t block = begin; block < end; ++block) {
-          const int64_t ic = block * mc_block;
-          const int64_t mc = std::min(mc_block, p.M - ic);
-          pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
-          for (int64_t q = 0; q < panels; ++q) {
-            const int64_t n = std::min<int64_t>(nr, nc - q * nr);
+      e.overwrite = pc == 0;
+      e.finish = t.direct && pc + kc == p.K;
+      if (!rows_a) {  // the A block, once for all of the region's columns
+        bool packed = false;
+        if constexpr (std::is_same_v<S, Acc>) {
+          if (kernel.pack_a && a.rs == 1) {
             for (int64_t ir = 0; ir < mc; ir += mr) {
-              kernel.run(kc, apack + ir * kc, bpack + q * nr * kc, tile);
-              merge_tile<Acc>(p, t, tile, nr, ic + ir, jc + q * nr, std::min<int64_t>(mr, mc - ir), n, first, last);
+              kernel.pack_a(pa + (ic + ir) + pc * a.cs, a.cs, kc, static_cast<int>(std::min<int64_t>(mr, mc - ir)),
+                            apack + ir * kc);
             }
+            packed = true;
           }
         }
-      });
+        if (!packed) pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
+      }
+      for (int64_t jc = r.n0; jc < r.n1; jc += kNc) {
+        const int64_t nc = std::min(kNc, r.n1 - jc);
+        const int64_t panels = (nc + nr - 1) / nr;
+        for (int64_t q = 0; q < panels; ++q) {
+          const S* src = pb + pc * b.rs + (jc + q * nr) * b.cs;
+          const int n = static_cast<int>(std::min<int64_t>(nr, nc - q * nr));
+          if constexpr (std::is_same_v<S, Acc>) {
+            if (kernel.pack_b && b.cs == 1) {
+              kernel.pack_b(src, b.rs, kc, n, bpack + q * nr * kc);
+              continue;
+            }
+          }
+          pack_b_panel<Acc, S>(bpack + q * nr * kc, src, b.rs, b.cs, n, kc, nr);
+        }
+        for (int64_t ir = 0; ir < mc; ir += mr) {
+          const int64_t row = ic + ir;
+          const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
+          for (int64_t q = 0; q < panels; ++q) {
+            const int64_t col = jc + q * nr;
+            const int n = static_cast<int>(std::min<int64_t>(nr, nc - q * nr));
+            e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
+            Acc* const c = t.c + row * t.ldc + col;
+            if constexpr (std::is_same_v<S, Acc>) {
+              if (rows_a) {
+                kernel.run_rows(kc, pa + row * a.rs + pc, a.rs, bpack + q * nr * kc, c, t.ldc, m, n, e);
+                continue;
+              }
+            }
+            kernel.run(kc, apack + ir * kc, bpack + q * nr * kc, c, t.ldc, m, n, e);
+          }
+        }
+      }
     }
   }
 }
@@ -197,54 +246,68 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   }
 
   const bool direct = std::is_same_v<T, Acc> && (ocs == 1 || N == 1);
-  const unsigned threads = ctx.threads();
+  const int64_t threads = ctx.threads();
+  const int64_t mr = kernel.mr, nr = kernel.nr;
   // Many small products: one thread per product. Otherwise all threads share each one.
-  const bool per_batch = p.batches >= 2 * static_cast<int64_t>(threads) ||
-                         (p.batches >= static_cast<int64_t>(threads) && M * N * K <= 128 * 128 * 128);
-  const int64_t mr = kernel.mr;
-  int64_t mc_block = kMc;
-  if (!per_batch) {  // give every thread at least one M block
-    const int64_t share = (M + threads - 1) / threads;
-    mc_block = std::min(kMc, std::max(mr, (share + mr - 1) / mr * mr));
-  }
-  mc_block = std::max<int64_t>(mr, mc_block / mr * mr);
+  const bool per_batch = p.batches >= 2 * threads || (p.batches >= threads && M * N * K <= 128 * 128 * 128);
+  const Grid grid = choose_grid(M, N, mr, nr, per_batch ? 1 : threads);
+  const int64_t parts = per_batch ? std::min(threads, p.batches) : grid.tm * grid.tn;
+  const int64_t mc_block = std::min(kMc / mr, (M + mr - 1) / mr) * mr;
+  // Reading A in place saves packing it, which matters when each packed A block would be
+  // used by few B panels (small N); large N packs, so that a 12-row panel sits densely in
+  // L1 whatever A's row stride (rows 4 KiB apart would all share one L1 set).
+  const bool rows_a = std::is_same_v<T, Acc> && kernel.run_rows && acs == 1 && N <= kRowsAMaxN;
   const int64_t kc_max = std::min(kKc, K);
-  const int64_t nc_max = std::min(kNc, (N + kernel.nr - 1) / kernel.nr * kernel.nr);
-  const int64_t slots = threads;
-  Buffers<Acc> buffers{};
-  buffers.a_size = (mc_block + mr) * kc_max;
-  buffers.b_size = nc_max * kc_max;
+  const int64_t nc_max = std::min(kNc, (N + nr - 1) / nr * nr);
+  const int64_t a_size = rows_a ? 0 : mc_block * kc_max, b_size = nc_max * kc_max;
   const int64_t c_size = direct ? 0 : M * N;
-  const int64_t total =
-      slots * buffers.a_size + (per_batch ? slots : 1) * buffers.b_size + (per_batch ? slots : 1) * c_size;
+  const int64_t c_count = per_batch ? parts : 1;
+  const int64_t total = parts * (a_size + b_size) + c_count * c_size;
   Scratch scratch(ctx);
   CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, static_cast<size_t>(total) * sizeof(Acc)));
-  buffers.a = scratch.as<Acc>();
-  buffers.b = buffers.a + slots * buffers.a_size;
-  buffers.c = buffers.b + (per_batch ? slots : 1) * buffers.b_size;
+  Acc* const apacks = scratch.as<Acc>();
+  Acc* const bpacks = apacks + parts * a_size;
+  Acc* const cs = bpacks + parts * b_size;
 
-  auto one = [&](int64_t index, ThreadPool* pool, unsigned slot) {
+  // The target of batch element `index`, with scratch C number `slot` when not direct.
+  auto target_of = [&](int64_t index, int64_t slot, T** out, const T** bias, Matrix* am, Matrix* bm) {
     int64_t off[4];
     batch_offsets(p, index, off);
-    const Matrix a{p.a.data + off[0] * es, ars, acs};
-    const Matrix b{p.b.data + off[1] * es, bkrs, bkcs};
-    T* const out = p.out.as<T>() + off[2];
-    const T* const bias = p.has_bias ? p.bias.as<T>() + off[3] : nullptr;
-    Target<Acc> target{};
+    *am = Matrix{p.a.data + off[0] * es, ars, acs};
+    *bm = Matrix{p.b.data + off[1] * es, bkrs, bkcs};
+    *out = p.out.as<T>() + off[2];
+    *bias = p.has_bias ? p.bias.as<T>() + off[3] : nullptr;
     if (direct) {
-      target = Target<Acc>{reinterpret_cast<Acc*>(out), ors, true, reinterpret_cast<const char*>(bias), brs, bcs};
-    } else {
-      target = Target<Acc>{buffers.c + (pool ? 0 : slot) * c_size, N, false, nullptr, 0, 0};
+      return Target<Acc>{reinterpret_cast<Acc*>(*out), ors, true, reinterpret_cast<const Acc*>(*bias), brs, bcs};
     }
-    gemm<Acc, T>(p, kernel, a, b, target, buffers, pool, slot, mc_block);
-    if (!direct) epilogue<Acc, T>(p, target.c, out, ors, ocs, bias, brs, bcs, pool);
+    return Target<Acc>{cs + slot * c_size, N, false, nullptr, 0, 0};
   };
   if (per_batch) {
     parallel_for(ctx.pool, p.batches, 1, [&](int64_t begin, int64_t end, unsigned part) {
-      for (int64_t index = begin; index < end; ++index) one(index, nullptr, part);
+      for (int64_t index = begin; index < end; ++index) {
+        T* out;
+        const T* bias;
+        Matrix am, bm;
+        const Target<Acc> t = target_of(index, part, &out, &bias, &am, &bm);
+        gemm_region<Acc, T>(p, kernel, am, bm, t, apacks + part * a_size, bpacks + part * b_size, Region{0, M, 0, N},
+                            mc_block, rows_a);
+        if (!direct) epilogue<Acc, T>(p, t.c, out, ors, ocs, bias, brs, bcs, nullptr);
+      }
     });
-  } else {
-    for (int64_t index = 0; index < p.batches; ++index) one(index, ctx.pool, 0);
+    return nullptr;
+  }
+  for (int64_t index = 0; index < p.batches; ++index) {
+    T* out;
+    const T* bias;
+    Matrix am, bm;
+    const Target<Acc> t = target_of(index, 0, &out, &bias, &am, &bm);
+    parallel_for(ctx.pool, parts, 1, [&](int64_t begin, int64_t end, unsigned part) {
+      for (int64_t cell = begin; cell < end; ++cell) {
+        gemm_region<Acc, T>(p, kernel, am, bm, t, apacks + part * a_size, bpacks + part * b_size,
+                            grid.region(cell, M, N), mc_block, rows_a);
+      }
+    });
+    if (!direct) epilogue<Acc, T>(p, t.c, out, ors, ocs, bias, brs, bcs, ctx.pool);
   }
   return nullptr;
 }
