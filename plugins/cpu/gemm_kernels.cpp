@@ -8,10 +8,12 @@
 #include "gemm_kernels.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "isa.h"
 #include "matmul_problem.h"
 #include "simd_state.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 
@@ -22,6 +24,13 @@ void finish_tile(T* c, int64_t ldc, int m, int n, const TileEpilogue<T>& e) {
     if (e.bias) {
       const T* bias = e.bias + i * e.bias_rs;
       for (int j = 0; j < n; ++j) row[j] += bias[j * e.bias_cs];
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      // GELU-tanh follows every GPT MLP matmul: the vector kernel instead of n libm tanh calls.
+      if (e.activation == CTL_ACTIVATION_GELU_TANH) {
+        vec_kernels().unary(VecUnary::kGeluTanh, row, row, n);
+        continue;
+      }
     }
     if (e.activation != CTL_ACTIVATION_NONE) {
       for (int j = 0; j < n; ++j) row[j] = activate(row[j], e.activation);
