@@ -1,0 +1,30 @@
+// kernels_bench.hpp — what the files of catalyst-kernels-bench share: the device every case
+// runs on and one function per op family that registers its Google Benchmark cases.
+//
+// Case names are the comparison script's keys (bench/compare.py) and the peers use the
+// same ones: matmul/<dtype>/<N>, add/f32/<elements>, softmax/f32/<rows>x<cols>,
+// layer_norm/f32/<rows>x<cols>, op_overhead/<call>/<calls per iteration>.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include "bench_args.hpp"
+#include "catalyst/catalyst.hpp"
+
+namespace catalyst::bench {
+
+// The CPU plugin's device, from one runtime that lives as long as the process. The plugin
+// reads CATALYST_CPU_THREADS and CATALYST_CPU_ISA when it loads, so the comparison script
+// sets them per process.
+Device cpu_device();
+
+// Marks the case as failed with the status's message (and frees the status). Returns true
+// when there was an error, so a timed loop can stop.
+bool failed(benchmark::State& state, ctl_status* status);
+
+void register_matmul(const Args& args);
+void register_elementwise(const Args& args);
+void register_normalization(const Args& args);
+void register_op_overhead();
+
+}  // namespace catalyst::bench
