@@ -112,15 +112,18 @@ def run(command, env, what):
     return done.stdout
 
 
-def google_benchmark(program, args, env, filter_regex, a, source, threads, sink):
-    """Runs one Google Benchmark program; each case becomes a record in sink."""
+def google_benchmark(program, args, env, filter_regex, a, source, threads, sink, context=None):
+    """Runs one Google Benchmark program; each case becomes a record in sink (a Sink, or a list
+    whose program's context lines go to `context`)."""
     command = [program, "--benchmark_format=json", f"--benchmark_min_time={a.min_time}",
                f"--benchmark_min_warmup_time={a.warmup}", f"--benchmark_filter={filter_regex}"] + args
     out = run(command, env, f"{source} ({threads} threads)")
     if out is None:
         return
     report = json.loads(out)
-    sink.context.setdefault(source, {}).update(report.get("context", {}))
+    if context is None:
+        context = sink.context.setdefault(source, {})
+    context.update(report.get("context", {}))
     scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
     for b in report.get("benchmarks", []):
         if b.get("run_type", "iteration") != "iteration":
@@ -134,7 +137,29 @@ def google_benchmark(program, args, env, filter_regex, a, source, threads, sink)
             for key in ("flops", "bytes_per_second", "seconds_per_call", "max_abs_error", "tolerance_ratio"):
                 if key in b:
                     r[key] = b[key]
-        sink.add(r)
+        sink.append(r) if isinstance(sink, list) else sink.add(r)
+
+
+def onednn(program, args, threads, filter_regex, a, sink, source="onednn", extra_env=None):
+    """oneDNN under both OpenMP wait policies, keeping each case's better figure: GNU OpenMP's
+    default (spin, then sleep) wins on an idle machine, passive when other work shares the
+    cores, and the peer deserves its best settings. One thread has no waiting to tune."""
+    policies = [None] if threads == 1 else [None, "passive"]
+    runs, context = [], sink.context.setdefault(source, {})
+    for policy in policies:
+        env = thread_env(threads, extra_env)
+        env.pop("OMP_WAIT_POLICY", None)
+        if policy:
+            env["OMP_WAIT_POLICY"] = policy
+        records = []
+        google_benchmark(program, args, env, filter_regex, a, source, threads, records, context)
+        runs.append((policy or "default", records))
+    for case in dict.fromkeys(r["case"] for _, records in runs for r in records):
+        candidates = [(policy, r) for policy, records in runs for r in records if r["case"] == case]
+        timed = [(policy, r) for policy, r in candidates if "seconds" in r]
+        policy, best = min(timed, key=lambda pr: pr[1]["seconds"]) if timed else candidates[0]
+        sink.add(dict(best, omp_wait_policy=policy))
+        context.setdefault("wait_policy_wins", {}).setdefault(f"{case}/{threads}T", []).append(policy)
 
 
 def pytorch(a, threads, cases, sink):
@@ -194,8 +219,13 @@ def measure_kernels(a, programs, sink):
                              a, "catalyst", threads, sink)
             if "onednn" in programs:
                 progress(f"{tag}: oneDNN")
-                google_benchmark(programs["onednn"], size_args(a), thread_env(threads),
-                                 "^matmul/" if everything else f32, a, "onednn", threads, sink)
+                onednn(programs["onednn"], size_args(a), threads, "^matmul/" if everything else f32, a, sink)
+            if "onednn" in programs and everything:
+                # This CPU has AMX, which oneDNN uses for bf16; its bf16 figure without AMX (the
+                # AVX512-BF16 dot product only) is shown beside it for reference.
+                progress(f"{tag}: oneDNN bf16 without AMX")
+                onednn(programs["onednn"], size_args(a), threads, "^matmul/bf16/", a, sink, "onednn_no_amx",
+                       {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16", "DNNL_MAX_CPU_ISA": "AVX512_CORE_BF16"})
             if "openblas" in programs:
                 progress(f"{tag}: OpenBLAS")
                 google_benchmark(programs["openblas"], size_args(a),
@@ -309,6 +339,10 @@ def report(a, sink, programs):
                          fmt(100 * ratio(figures["catalyst"], peak) if peak else None) + "%"])
         table(["N", "catalyst", "oneDNN", "OpenBLAS", "PyTorch", "best peer", "vs best", "vs oneDNN", "% of peak"],
               rows)
+    wins = [p for policies in sink.context.get("onednn", {}).get("wait_policy_wins", {}).values() for p in policies]
+    if wins:
+        print(f"oneDNN's better OMP_WAIT_POLICY, case by case: unset {wins.count('default')} times, "
+              f"passive {wins.count('passive')} times\n")
     checks.add(1, "sgemm >= 1.0x oneDNN at every N and thread count",
                None if sgemm_missing and not sgemm_fails else not sgemm_fails,
                "all hold" if not sgemm_fails and not sgemm_missing else
@@ -326,6 +360,7 @@ def report(a, sink, programs):
     for n in a.lowp_sizes:
         c32, c16, cb = (g("catalyst", f"matmul/{d}/{n}", top) for d in ("f32", "f16", "bf16"))
         ob, pb = g("onednn", f"matmul/bf16/{n}", top), g("pytorch", f"matmul/bf16/{n}", top)
+        ob_no_amx = g("onednn_no_amx", f"matmul/bf16/{n}", top)
         best_bf16 = max((v for v in (ob, pb) if v is not None), default=None)
         err = {(s, d): (sink.median(s, f"matmul/{d}/{n}", top, "max_abs_error"),
                         sink.median(s, f"matmul/{d}/{n}", top, "tolerance_ratio"))
@@ -333,8 +368,8 @@ def report(a, sink, programs):
         f16_ok.append(ratio(c16, c32))
         bf16_ok.append(ratio(cb, ob))
         tol_ok += [err[("catalyst", "f16")][1], err[("catalyst", "bf16")][1]]
-        rows.append([n, fmt(c32), fmt(c16), times(ratio(c16, c32)), fmt(cb), fmt(ob), fmt(pb),
-                     times(ratio(cb, best_bf16)), times(ratio(cb, ob))])
+        rows.append([n, fmt(c32), fmt(c16), times(ratio(c16, c32)), fmt(cb), fmt(ob), fmt(ob_no_amx), fmt(pb),
+                     times(ratio(cb, best_bf16)), times(ratio(cb, ob)), times(ratio(cb, ob_no_amx))])
         lowp_detail.append(f"N={n}: max |error| (tolerance ratio, <= 1 is within): " + ", ".join(
             f"{s} {d} {('%.3g' % e) if e is not None else '-'} ({('%.2f' % r) if r is not None else '-'})"
             for (s, d), (e, r) in err.items()))
@@ -342,15 +377,20 @@ def report(a, sink, programs):
             message = sink.error(s, f"matmul/{d}/{n}", top)
             if message:
                 lowp_detail.append(f"N={n}: {s} {d}: {message}")
-    table(["N", "cat f32", "cat f16", "f16/f32", "cat bf16", "oneDNN bf16", "PyTorch bf16", "bf16 vs best",
-           "bf16 vs oneDNN"], rows)
+    table(["N", "cat f32", "cat f16", "f16/f32", "cat bf16", "oneDNN bf16", "no AMX", "PyTorch bf16",
+           "bf16 vs best", "vs oneDNN", "vs no AMX"], rows)
+    no_amx_isa = sink.context.get("onednn_no_amx", {}).get("onednn_isa")
+    if no_amx_isa:
+        print(f"  oneDNN's ISA: {sink.context.get('onednn', {}).get('onednn_isa')}; "
+              f"'no AMX' is oneDNN with ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 (ISA {no_amx_isa})")
     print("\n".join("  " + d for d in lowp_detail) + "\n")
     checks.add(2, "f16 matmul >= 1.5x Catalyst's f32 at every N",
                None if None in f16_ok else all(r >= 1.5 for r in f16_ok),
                ", ".join(f"N={n} {times(r)}" for n, r in zip(a.lowp_sizes, f16_ok)))
     checks.add(2, "bf16 matmul >= 1.0x oneDNN's bf16 at every N",
                None if None in bf16_ok else all(r >= 1.0 for r in bf16_ok),
-               ", ".join(f"N={n} {times(r)}" for n, r in zip(a.lowp_sizes, bf16_ok)))
+               ", ".join(f"N={n} {times(r)}" for n, r in zip(a.lowp_sizes, bf16_ok)) +
+               f" (oneDNN's ISA {sink.context.get('onednn', {}).get('onednn_isa', '?')})")
     checks.add(2, "f16 and bf16 results within the conformance tolerance",
                None if None in tol_ok else all(r <= 1.0 for r in tol_ok),
                "worst tolerance ratio " + fmt(max((r for r in tol_ok if r is not None), default=None), 2))
@@ -430,7 +470,8 @@ def describe(a, sink):
           f"; CATALYST_CPU_ISA={c.get('catalyst', {}).get('CATALYST_CPU_ISA', '?')}")
     if "onednn" in c:
         print(f"oneDNN:   {c['onednn'].get('onednn_version')} (matmul primitive, plain layouts), "
-              f"ISA {c['onednn'].get('onednn_isa')}, OpenMP threads from OMP_NUM_THREADS")
+              f"ISA {c['onednn'].get('onednn_isa')}, OpenMP threads from OMP_NUM_THREADS; above 1 thread each\n"
+              "          figure is the better of OMP_WAIT_POLICY unset (GNU default) and passive, run by run")
     if "openblas" in c:
         print(f"OpenBLAS: {c['openblas'].get('openblas_config')}, core {c['openblas'].get('openblas_core')} "
               "(OPENBLAS_CORETYPE=SkylakeX)")

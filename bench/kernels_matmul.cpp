@@ -55,7 +55,8 @@ void matmul_case(benchmark::State& state, ctl_dtype dtype, int64_t n) {
   const double nd = static_cast<double>(n);
   state.counters["flops"] = benchmark::Counter(2 * nd * nd * nd, benchmark::Counter::kIsIterationInvariantRate);
   if (dtype != CTL_DTYPE_F32 && !state.error_occurred()) {
-    const MatmulError error = check_matmul(host_floats(a), host_floats(b), host_floats(c), n, n, n, unit_roundoff(dtype));
+    const MatmulError error =
+        check_matmul(host_floats(a), host_floats(b), host_floats(c), n, n, n, unit_roundoff(dtype));
     state.counters["max_abs_error"] = error.max_abs_error;
     state.counters["tolerance_ratio"] = error.tolerance_ratio;
   }

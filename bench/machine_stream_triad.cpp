@@ -27,7 +27,9 @@ Array allocate(int64_t elements) {
 }
 
 // Thread t's part of [0, n): contiguous, the same for every pass.
-int64_t part_begin(int64_t n, int64_t threads, int64_t t) { return n * t / threads; }
+int64_t part_begin(int64_t n, int64_t threads, int64_t t) {
+  return n * t / threads;
+}
 
 void triad_case(benchmark::State& state, int64_t elements, int64_t threads) {
   Array a = allocate(elements), b = allocate(elements), c = allocate(elements);

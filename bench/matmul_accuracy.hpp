@@ -15,16 +15,16 @@
 namespace catalyst::bench {
 
 struct MatmulError {
-  double max_abs_error = 0;  // the largest |got - e| over the checked elements
+  double max_abs_error = 0;    // the largest |got - e| over the checked elements
   double tolerance_ratio = 0;  // the largest |got - e| / bound: at most 1 is within tolerance
 };
 
 // a (M x K), b (K x N), got (M x N), row-major f32 holding the exact values the product
 // was given and the values it returned. Checks `sample_rows` rows spread over M, every
 // column (a full check of a 4096 product would take longer than the product).
-inline MatmulError check_matmul(const std::vector<float>& a, const std::vector<float>& b,
-                                const std::vector<float>& got, int64_t m, int64_t k, int64_t n,
-                                double output_unit_roundoff, int64_t sample_rows = 16) {
+inline MatmulError check_matmul(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& got,
+                                int64_t m, int64_t k, int64_t n, double output_unit_roundoff,
+                                int64_t sample_rows = 16) {
   MatmulError result;
   const double u_acc = std::ldexp(1.0, -24);
   std::vector<double> exact(static_cast<size_t>(n)), scale(static_cast<size_t>(n));

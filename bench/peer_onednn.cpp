@@ -79,7 +79,8 @@ void matmul_case(benchmark::State& state, memory::data_type type, int64_t n) {
       const auto* out = static_cast<const uint16_t*>(c.get_data_handle());
       std::vector<float> got(static_cast<size_t>(n * n));
       for (size_t i = 0; i < got.size(); ++i) got[i] = catalyst::bench::float_from_bf16(out[i]);
-      const catalyst::bench::MatmulError error = catalyst::bench::check_matmul(a32, b32, got, n, n, n, std::ldexp(1.0, -8));
+      const catalyst::bench::MatmulError error =
+          catalyst::bench::check_matmul(a32, b32, got, n, n, n, std::ldexp(1.0, -8));
       state.counters["max_abs_error"] = error.max_abs_error;
       state.counters["tolerance_ratio"] = error.tolerance_ratio;
     }

@@ -22,8 +22,8 @@ void sgemm_case(benchmark::State& state, int64_t n) {
   std::vector<float> c(static_cast<size_t>(n * n));
   const auto size = static_cast<blasint>(n);
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, size, size, size, 1.0f, a.data(), size, b.data(), size,
-                0.0f, c.data(), size);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, size, size, size, 1.0f, a.data(), size, b.data(), size, 0.0f,
+                c.data(), size);
     benchmark::DoNotOptimize(c.data());
   }
   const double nd = static_cast<double>(n);
