@@ -13,9 +13,9 @@ peer, so slow drift in the machine's load reaches all of them alike. bench/READM
 each figure and the checklist.
 """
 import argparse
+import fcntl
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -56,6 +56,8 @@ def parse_args():
     p.add_argument("--conformance", action="store_true",
                    help="also run the conformance suite at full on every ISA path (item 6; minutes)")
     p.add_argument("--log", help="also write every measurement as JSON lines to this file")
+    p.add_argument("--lock", help="hold this lock file (flock) while each program runs, and only then: on a shared "
+                                  "machine, other timings wait for each program, not for the whole run")
     a = p.parse_args()
     cpus = len(os.sched_getaffinity(0))
     quick = a.quick
@@ -97,11 +99,18 @@ def thread_env(threads, extra=None):
     return env
 
 
+LOCK_PATH = None  # --lock
+
+
 def run(command, env, what):
-    """Runs a program and returns its stdout; on failure, says so and returns None."""
+    """Runs a program (holding --lock while it runs) and returns its stdout; on failure, says so
+    and returns None."""
     try:
-        done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              check=False, timeout=1800)
+        with open(LOCK_PATH or os.devnull, "a") as lock:
+            if LOCK_PATH:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  check=False, timeout=1800)
     except (OSError, subprocess.TimeoutExpired) as e:
         progress(f"  {what}: could not run: {e}")
         return None
@@ -241,21 +250,26 @@ def measure_kernels(a, programs, sink):
 def measure_training(a, programs, sink):
     """Item 5 through bench/compare_training.sh, whose JSON lines it keeps."""
     top = max(a.threads)
-    with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as log:
-        env = thread_env(top, {"BENCH_LOG": log.name, "BENCH_REPEATS": str(a.repeats)})
-        if a.quick:
-            env.update(BENCH_MLP_STEPS="2", BENCH_MLP_WARMUP="1", BENCH_GPT_STEPS="1", BENCH_GPT_WARMUP="0")
-        progress(f"training: bench/compare_training.sh ({a.repeats} runs of each model, {top} threads)")
-        build = os.path.dirname(os.path.dirname(programs["train"]))
-        if run([os.path.join(HERE, "compare_training.sh"), build], env, "compare_training.sh") is None:
-            return
-        for line in log:
-            if line.strip():
-                r = json.loads(line)
-                for key in ("steps_per_second", "tokens_per_second"):
-                    if key in r:
-                        sink.add({"source": "catalyst" if r["framework"] == "catalyst" else "pytorch",
-                                  "threads": top, "case": f"train/{r['model']}/{key}", key: r[key]})
+    for model in ("gpt", "mlp"):  # one model at a time, so that --lock is held for one at a time
+        with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as log:
+            env = thread_env(top, {"BENCH_LOG": log.name, "BENCH_REPEATS": str(a.repeats), "BENCH_MODELS": model})
+            if a.quick:
+                env.update(BENCH_MLP_STEPS="2", BENCH_MLP_WARMUP="1", BENCH_GPT_STEPS="1", BENCH_GPT_WARMUP="0")
+            progress(f"training {model}: bench/compare_training.sh ({a.repeats} runs of each framework, {top} threads)")
+            build = os.path.dirname(os.path.dirname(programs["train"]))
+            if run([os.path.join(HERE, "compare_training.sh"), build], env, "compare_training.sh") is not None:
+                training_records(log, top, sink)
+
+
+def training_records(log, top, sink):
+    """compare_training.sh's JSON lines (BENCH_LOG) as records."""
+    for line in log:
+        if line.strip():
+            r = json.loads(line)
+            for key in ("steps_per_second", "tokens_per_second"):
+                if key in r:
+                    sink.add({"source": "catalyst" if r["framework"] == "catalyst" else "pytorch",
+                              "threads": top, "case": f"train/{r['model']}/{key}", key: r[key]})
 
 
 def measure_conformance(a, build, sink):
@@ -483,7 +497,9 @@ def describe(a, sink):
 
 
 def main():
+    global LOCK_PATH
     a = parse_args()
+    LOCK_PATH = a.lock
     programs, missing = find_programs(a.build)
     required = [k for k in ("catalyst", "machine") + (() if a.no_training else ("train",)) if k not in programs]
     if missing:
