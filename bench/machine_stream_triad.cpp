@@ -1,11 +1,11 @@
 // machine_stream_triad.cpp — stream_triad/f32/<elements>/threads:<T>: a[i] = b[i] + s c[i]
-// over three f32 arrays of --add-elements each (far larger than any cache), split into T
-// contiguous parts, one per pinned thread: the DRAM bandwidth a streaming kernel can get,
-// measured the way STREAM's triad is (our own code, not STREAM's).
+// over three f32 arrays of --add-elements each (far larger than any cache), in chunks of
+// 1 MiB shared by T threads (machine_threads.hpp): the DRAM bandwidth a streaming kernel
+// can get, measured the way STREAM's triad is (our own code, not STREAM's).
 //
 // Counter: bytes_per_second, 3 x 4 bytes per element, as STREAM counts (the write-allocate
-// read of a is not counted). Plain stores, as STREAM built with GCC has; every page is
-// first touched by the thread that later streams it.
+// read of a is not counted). Plain stores, as STREAM built with GCC has.
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -26,10 +26,9 @@ Array allocate(int64_t elements) {
   return Array(static_cast<float*>(std::aligned_alloc(2u << 20, bytes)));
 }
 
-// Thread t's part of [0, n): contiguous, the same for every pass.
-int64_t part_begin(int64_t n, int64_t threads, int64_t t) {
-  return n * t / threads;
-}
+// Elements per chunk: 1 MiB of each array, enough to stream at full speed, small enough
+// for the threads to share the work evenly.
+constexpr int64_t kChunk = int64_t{1} << 18;
 
 void triad_case(benchmark::State& state, int64_t elements, int64_t threads) {
   Array a = allocate(elements), b = allocate(elements), c = allocate(elements);
@@ -40,8 +39,9 @@ void triad_case(benchmark::State& state, int64_t elements, int64_t threads) {
   float* const pa = a.get();
   float* const pb = b.get();
   float* const pc = c.get();
-  run_pinned(threads, [&](int64_t t) {
-    for (int64_t i = part_begin(elements, threads, t); i < part_begin(elements, threads, t + 1); ++i) {
+  const int64_t chunks = (elements + kChunk - 1) / kChunk;
+  run_chunks(threads, chunks, [&](int64_t chunk) {
+    for (int64_t i = chunk * kChunk; i < std::min(elements, (chunk + 1) * kChunk); ++i) {
       pa[i] = 0.0f;
       pb[i] = 1.0f;
       pc[i] = 2.0f;
@@ -49,9 +49,9 @@ void triad_case(benchmark::State& state, int64_t elements, int64_t threads) {
   });
   const float s = 3.0f;
   for (auto _ : state) {
-    run_pinned(threads, [&](int64_t t) {
-      const int64_t end = part_begin(elements, threads, t + 1);
-      for (int64_t i = part_begin(elements, threads, t); i < end; ++i) pa[i] = pb[i] + s * pc[i];
+    run_chunks(threads, chunks, [&](int64_t chunk) {
+      const int64_t end = std::min(elements, (chunk + 1) * kChunk);
+      for (int64_t i = chunk * kChunk; i < end; ++i) pa[i] = pb[i] + s * pc[i];
     });
     benchmark::DoNotOptimize(pa);
     benchmark::ClobberMemory();
