@@ -224,8 +224,9 @@ def measure_kernels(a, programs, sink):
             everything = threads == top
             tag = f"repeat {repeat}/{a.repeats}, {threads} thread{'s' if threads > 1 else ''}"
             progress(f"{tag}: catalyst")
-            google_benchmark(programs["catalyst"], size_args(a), thread_env(threads), "." if everything else f32,
-                             a, "catalyst", threads, sink)
+            compared = "^(matmul/|add/|softmax/|layer_norm/|op_overhead/)"  # the cases with a peer
+            google_benchmark(programs["catalyst"], size_args(a), thread_env(threads),
+                             compared if everything else f32, a, "catalyst", threads, sink)
             if "onednn" in programs:
                 progress(f"{tag}: oneDNN")
                 onednn(programs["onednn"], size_args(a), threads, "^matmul/" if everything else f32, a, sink)

@@ -1,6 +1,6 @@
 // kernels_elementwise.cpp — add/f32/<elements>: c = a + b over contiguous f32 vectors (64M
 // elements by default, far larger than any cache), into a preallocated c, so it measures
-// how close the kernel comes to the memory's bandwidth.
+// how close the kernel comes to the memory's bandwidth; and gelu_tanh/f32/<elements>.
 //
 // Counter: bytes_per_second, counting 3 x 4 bytes per element (read a, read b, write c) as
 // STREAM counts its triad, so it compares directly with catalyst-bench-machine's triad.
@@ -33,10 +33,22 @@ void add_case(benchmark::State& state, int64_t elements) {
   state.SetBytesProcessed(state.iterations() * elements * 3 * static_cast<int64_t>(sizeof(float)));
 }
 
+// The unary op with the most arithmetic per byte that the GPT uses: whether it is still
+// bound by memory shows in its bytes_per_second (8 bytes per element) beside add's.
+void gelu_tanh_case(benchmark::State& state, int64_t elements) {
+  const Tensor x = random(cpu_device(), CTL_DTYPE_F32, {elements}, false, 1, 0, -4.0, 4.0);
+  time_calls(state, [&] { return gelu_tanh(x); });
+  state.SetBytesProcessed(state.iterations() * elements * 2 * static_cast<int64_t>(sizeof(float)));
+}
+
 }  // namespace
 
 void register_elementwise(const Args& args) {
   benchmark::RegisterBenchmark(("add/f32/" + std::to_string(args.add_elements)).c_str(), add_case, args.add_elements)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(("gelu_tanh/f32/" + std::to_string(args.add_elements)).c_str(), gelu_tanh_case,
+                               args.add_elements)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }

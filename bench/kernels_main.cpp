@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   catalyst::bench::register_matmul(args);
   catalyst::bench::register_elementwise(args);
   catalyst::bench::register_normalization(args);
+  catalyst::bench::register_reduction(args);
+  catalyst::bench::register_training(args);
   catalyst::bench::register_op_overhead();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
