@@ -15,6 +15,9 @@ PACKAGES=(
   python3 python3-numpy python3-torch
   fortunes gnuplot-nox
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
+  # bench/: Google Benchmark, and the peers bench/compare.py measures Catalyst against.
+  # libopenblas0-pthread becomes the system's libblas.so.3, so PyTorch and numpy use it too.
+  libbenchmark-dev libdnnl-dev libopenblas-dev libopenblas0-pthread
 )
 
 install_missing_packages() {
