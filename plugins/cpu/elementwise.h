@@ -37,10 +37,34 @@ void map_unary(const OpContext& ctx, const View& out, const View& in, int64_t gr
   });
 }
 
+// True when `out` is dense in row-major order and every view in `others` (of out's shape)
+// has out's strides: the whole op is then one run, and the spans forms skip the layout
+// analysis (which costs more than a small op's arithmetic).
+template <class... Views>
+inline bool dense_alike(const View& out, const Views&... others) {
+  int64_t expected = 1;
+  for (uint32_t i = out.rank; i-- > 0;) {
+    if (out.shape[i] != 1) {
+      if (out.strides[i] != expected || ((others.strides[i] != expected) || ...)) return false;
+    }
+    expected *= out.shape[i];
+  }
+  return true;
+}
+
 // out[i] = f(x[i]), except that runs where out and x are both contiguous go to
 // span(out, x, n) instead (a vector kernel).
 template <class T, class F, class Span>
 void map_unary_spans(const OpContext& ctx, const View& out, const View& in, int64_t grain, F f, Span span) {
+  if (dense_alike(out, in)) {
+    T* const o = out.as<T>();
+    const T* const x = in.as<T>();
+    parallel_for(ctx.pool, out.numel(), grain, [&](int64_t begin, int64_t end, unsigned) {
+      span(o + begin, x + begin, end - begin);
+      stream_fence();
+    });
+    return;
+  }
   const auto layout = make_layout<2>(out.rank, out.shape, {out.strides, in.strides});
   T* const o = out.as<T>();
   const T* const x = in.as<T>();
@@ -62,6 +86,16 @@ void map_unary_spans(const OpContext& ctx, const View& out, const View& in, int6
 template <class T, class F, class Span>
 void map_binary_spans(const OpContext& ctx, const View& out, const View& a, const View& b, int64_t grain, F f,
                       Span span) {
+  if (dense_alike(out, a, b)) {
+    T* const o = out.as<T>();
+    const T* const pa = a.as<T>();
+    const T* const pb = b.as<T>();
+    parallel_for(ctx.pool, out.numel(), grain, [&](int64_t begin, int64_t end, unsigned) {
+      span(o + begin, pa + begin, 1, pb + begin, 1, end - begin);
+      stream_fence();
+    });
+    return;
+  }
   const auto layout = make_layout<3>(out.rank, out.shape, {out.strides, a.strides, b.strides});
   T* const o = out.as<T>();
   const T* const pa = a.as<T>();
