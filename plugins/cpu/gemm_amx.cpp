@@ -3,12 +3,7 @@
 // when amx_bf16_usable() holds.
 #include "gemm_amx.h"
 
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
-// reports once inlined (a known false positive of the header, not of this code).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "intrinsics.h"
 
 #define CTL_CPU_AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512vl,avx512dq,avx512bw,avx2,fma,f16c")))
 

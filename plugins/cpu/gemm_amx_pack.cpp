@@ -3,18 +3,11 @@
 // unit-stride columns (B) and column-major bf16 B; other strides go element by element.
 #include "gemm_amx.h"
 
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
-// reports once inlined (a known false positive of the header, not of this code).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "intrinsics.h"
 
 #include <cstring>
 
 #include "dtype_dispatch.h"
-
-#define CTL_CPU_AVX512_HALF __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,avx2,fma,f16c")))
 
 namespace catalyst::cpu {
 namespace {

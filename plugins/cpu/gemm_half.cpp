@@ -10,12 +10,7 @@
 // beta, bias and activation, rounding once to f16/bf16.
 #include "gemm_half.h"
 
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
-// reports once inlined (a known false positive of the header, not of this code).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "intrinsics.h"
 
 #include <algorithm>
 
