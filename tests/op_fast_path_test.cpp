@@ -14,7 +14,8 @@
 #include "test_support.hpp"
 
 // Counts operator new calls in this process (the core library's included: the replacement
-// is global). Only the counter is ours; allocation itself is malloc's.
+// is global; every form of new and delete is replaced, aligned ones aside, which nothing
+// here uses). Only the counter is ours; allocation itself is malloc's.
 namespace {
 std::atomic<long> g_news{0};
 }
@@ -24,10 +25,34 @@ void* operator new(size_t size) {
   if (void* p = std::malloc(size ? size : 1)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](size_t size) {
+  return ::operator new(size);
+}
+// The nothrow forms too (the core makes statuses with them): every form must allocate from
+// malloc, or a sanitizer sees memory from its own operator new given back to free.
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+  g_news.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size ? size : 1);
+}
+void* operator new[](size_t size, const std::nothrow_t&) noexcept {
+  return ::operator new(size, std::nothrow);
+}
 void operator delete(void* p) noexcept {
   std::free(p);
 }
 void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
   std::free(p);
 }
 
