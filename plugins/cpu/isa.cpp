@@ -34,7 +34,7 @@ constexpr bool bit(unsigned value, int n) {
 }
 
 IsaInfo detect() {
-  IsaInfo info{Isa::kBaseline, Isa::kBaseline, false, false, nullptr, true};
+  IsaInfo info{Isa::kBaseline, Isa::kBaseline, false, false, false, nullptr, true};
   const Cpuid leaf1 = cpuid(1, 0);
   const bool osxsave = bit(leaf1.ecx, 27);
   const unsigned long long xcr = osxsave ? xcr0() : 0;
@@ -47,6 +47,7 @@ IsaInfo detect() {
              avx512vl = bit(leaf7.ebx, 31);
   const bool avx512_fp16 = bit(leaf7.edx, 23);
   const bool avx512_bf16 = leaf7.eax >= 1 && bit(cpuid(7, 1).eax, 5);
+  const bool amx_bf16 = bit(leaf7.edx, 22) && bit(leaf7.edx, 24) && (xcr & 0x60000) == 0x60000;
   if (os_ymm && avx && avx2 && fma && f16c) info.detected = Isa::kAvx2;
   if (info.detected == Isa::kAvx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl) {
     info.detected = Isa::kAvx512;
@@ -69,12 +70,13 @@ IsaInfo detect() {
   if (info.isa == Isa::kAvx512) {
     info.avx512_bf16 = avx512_bf16;
     info.avx512_fp16 = avx512_fp16;
+    info.amx_bf16 = avx512_bf16 && amx_bf16;
   }
   return info;
 }
 #else
 IsaInfo detect() {
-  return IsaInfo{Isa::kBaseline, Isa::kBaseline, false, false, std::getenv("CATALYST_CPU_ISA"), true};
+  return IsaInfo{Isa::kBaseline, Isa::kBaseline, false, false, false, std::getenv("CATALYST_CPU_ISA"), true};
 }
 #endif
 

@@ -20,6 +20,9 @@ struct IsaInfo {
   Isa detected;         // the best the CPU and the OS allow
   bool avx512_bf16;     // vdpbf16ps: only when isa is kAvx512
   bool avx512_fp16;     // vfmadd*ph: only when isa is kAvx512
+  bool amx_bf16;        // AMX tiles with tdpbf16ps, their state enabled by the OS (XCR0 bits
+                        // 17-18): only when isa is kAvx512 with avx512_bf16. Linux still has to
+                        // grant each process the tile data (amx.h asks).
   const char* request;  // CATALYST_CPU_ISA as given, or nullptr
   bool request_valid;   // false when CATALYST_CPU_ISA named no known path (then ignored)
 };
