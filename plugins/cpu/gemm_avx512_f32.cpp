@@ -147,6 +147,6 @@ CTL_CPU_AVX512 void pack_a(const float* a, int64_t lda, int64_t kc, int m, float
 
 }  // namespace
 
-const GemmKernel<float> kGemmAvx512F32{kMr, kNr, run, "avx512", run_rows, pack_b, pack_a};
+const GemmKernel<float> kGemmAvx512F32{kMr, kNr, run, run_rows, pack_b, pack_a};
 
 }  // namespace catalyst::cpu

@@ -32,7 +32,6 @@ struct GemmKernel {
   int mr;
   int nr;
   void (*run)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int m, int n, const TileEpilogue<T>& e);
-  const char* isa;  // "avx512", "avx2" or "generic"
   // Optional fast paths (null where absent):
   // run_rows: as run, but a is A itself (unit column stride), row i at a + i * lda, read
   // without packing.
