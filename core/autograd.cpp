@@ -110,6 +110,10 @@ bool tracks_grad(const ctl_tensor* tensor) {
   return tensor && tensor->autograd && (tensor->autograd->requires_grad || tensor->autograd->grad_fn);
 }
 
+bool keeps_grad(const ctl_tensor* input) {
+  return input && tracks_grad(input) && is_float(input->layout.dtype);
+}
+
 void record_op(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, size_t output_count,
                ctl_tensor* const* outputs) {
   const ctl_op_id op = prepared.op;
@@ -232,7 +236,7 @@ ctl_status* run_backward(ctl_tensor* root, ctl_tensor* grad_output) {
       ctl_tensor* g = input_grads[i];
       ctl_tensor* input = node->inputs[i];
       if (!g) continue;
-      if (!input || !tracks_grad(input) || !is_float(input->layout.dtype)) {
+      if (!keeps_grad(input)) {
         ctl_tensor_release(g);
         continue;
       }

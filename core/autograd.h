@@ -48,6 +48,10 @@ struct AutogradMeta {
 // True when the tensor takes part in gradients (a marked leaf or a recorded output).
 bool tracks_grad(const ctl_tensor* tensor);
 
+// True when a backward pass keeps a gradient for this op input (a float tensor that tracks
+// gradients); rules skip the work for the others, such as data batches and masks.
+bool keeps_grad(const ctl_tensor* input);
+
 // Records an allocating op call that succeeded. Does nothing when the runtime is not
 // recording, the op is not differentiable, or no input tracks gradients.
 void record_op(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, size_t output_count,

@@ -46,10 +46,6 @@ T unary(ctl_op_id op, ctl_tensor* x) {
   return run1(op, {x});
 }
 
-T retained(ctl_tensor* x) {
-  ctl_tensor_retain(x);
-  return T(x);
-}
 T binary(ctl_op_id op, ctl_tensor* a, ctl_tensor* b) {
   return run1(op, {a, b});
 }
@@ -84,12 +80,6 @@ T reshape(ctl_tensor* x, const std::vector<int64_t>& shape) {
   T contiguous(c);
   ctl_tensor* t = nullptr;
   check(ctl_tensor_reshape(c, shape.size(), shape.data(), &t));
-  return T(t);
-}
-
-T transpose_last(ctl_tensor* x) {
-  ctl_tensor* t = nullptr;
-  check(ctl_tensor_transpose(x, -1, -2, &t));
   return T(t);
 }
 
@@ -257,45 +247,56 @@ std::vector<T> binary_rule(const Node& n, ctl_tensor* g) {
   ctl_tensor* b = n.inputs[1];
   ctl_tensor* y = n.outputs[0];
   const ctl_dtype dt = y->layout.dtype;
+  const bool want_a = keeps_grad(a), want_b = keeps_grad(b);  // x * constant: one product, not two
   T ga, gb;
   switch (n.op) {
     case CTL_OP_ADD:
-      ga = contiguous(g);
-      gb = contiguous(g);
+      if (want_a) ga = contiguous(g);
+      if (want_b) gb = contiguous(g);
       break;
     case CTL_OP_SUB:
-      ga = contiguous(g);
-      gb = unary(CTL_OP_NEG, g);
+      if (want_a) ga = contiguous(g);
+      if (want_b) gb = unary(CTL_OP_NEG, g);
       break;
     case CTL_OP_MUL:
-      ga = binary(CTL_OP_MUL, g, b);
-      gb = binary(CTL_OP_MUL, g, a);
+      if (want_a) ga = binary(CTL_OP_MUL, g, b);
+      if (want_b) gb = binary(CTL_OP_MUL, g, a);
       break;
     case CTL_OP_DIV: {  // d(a/b)/db = -y / b
-      ga = binary(CTL_OP_DIV, g, b);
-      T ratio = binary(CTL_OP_DIV, y, b);
-      T t = binary(CTL_OP_MUL, g, ratio.get());
-      gb = unary(CTL_OP_NEG, t.get());
+      if (want_a) ga = binary(CTL_OP_DIV, g, b);
+      if (want_b) {
+        T ratio = binary(CTL_OP_DIV, y, b);
+        T t = binary(CTL_OP_MUL, g, ratio.get());
+        gb = unary(CTL_OP_NEG, t.get());
+      }
       break;
     }
     case CTL_OP_POW: {  // d a^b = b a^(b-1) da + a^b log(a) db
-      T one = scalar(b, 1.0);
-      T bm1 = binary(CTL_OP_SUB, b, one.get());
-      T p = binary(CTL_OP_POW, a, bm1.get());
-      T d = binary(CTL_OP_MUL, b, p.get());
-      ga = binary(CTL_OP_MUL, g, d.get());
-      T la = unary(CTL_OP_LOG, a);
-      T e = binary(CTL_OP_MUL, y, la.get());
-      gb = binary(CTL_OP_MUL, g, e.get());
+      if (want_a) {
+        T one = scalar(b, 1.0);
+        T bm1 = binary(CTL_OP_SUB, b, one.get());
+        T p = binary(CTL_OP_POW, a, bm1.get());
+        T d = binary(CTL_OP_MUL, b, p.get());
+        ga = binary(CTL_OP_MUL, g, d.get());
+      }
+      if (want_b) {
+        T la = unary(CTL_OP_LOG, a);
+        T e = binary(CTL_OP_MUL, y, la.get());
+        gb = binary(CTL_OP_MUL, g, e.get());
+      }
       break;
     }
     case CTL_OP_MAXIMUM:
     case CTL_OP_MINIMUM: {
       const ctl_op_id wins = n.op == CTL_OP_MAXIMUM ? CTL_OP_GT : CTL_OP_LT;
-      T wa = winner_weight(wins, a, b, dt);
-      T wb = winner_weight(wins, b, a, dt);
-      ga = binary(CTL_OP_MUL, g, wa.get());
-      gb = binary(CTL_OP_MUL, g, wb.get());
+      if (want_a) {
+        T wa = winner_weight(wins, a, b, dt);
+        ga = binary(CTL_OP_MUL, g, wa.get());
+      }
+      if (want_b) {
+        T wb = winner_weight(wins, b, a, dt);
+        gb = binary(CTL_OP_MUL, g, wb.get());
+      }
       break;
     }
     case CTL_OP_GELU_BACKWARD:
@@ -303,9 +304,9 @@ std::vector<T> binary_rule(const Node& n, ctl_tensor* g) {
     default:
       throw StatusError{make_status(CTL_STATUS_INTERNAL, "no gradient rule for %s", op_name(n.op))};
   }
-  std::vector<T> out;
-  out.push_back(reduce_to(ga.get(), shape_of(a)));
-  out.push_back(reduce_to(gb.get(), shape_of(b)));
+  std::vector<T> out(2);
+  if (ga) out[0] = reduce_to(ga.get(), shape_of(a));
+  if (gb) out[1] = reduce_to(gb.get(), shape_of(b));
   return out;
 }
 
@@ -370,38 +371,57 @@ std::vector<T> matmul_rule(const Node& n, ctl_tensor* g) {
   T gz;
   if (m.activation == CTL_ACTIVATION_NONE) {
     gz = contiguous(g);
-  } else {
+  } else if (m.activation == CTL_ACTIVATION_RELU) {
+    // relu(z) > 0 exactly where z > 0, so the output gives the mask without recomputing
+    // the product.
+    ctl_tensor* y = n.outputs[0];
+    T zero = scalar(y, 0);
+    T mask = cast(binary(CTL_OP_GT, y, zero.get()).get(), y->layout.dtype);
+    gz = binary(CTL_OP_MUL, g, mask.get());
+  } else {  // GELU's derivative needs z itself: the product again, without the activation
     ctl_matmul_attrs linear = m;
     linear.activation = CTL_ACTIVATION_NONE;
     std::vector<ctl_tensor*> ins = {a, b};
     if (bias) ins.push_back(bias);
     T z = run1(CTL_OP_MATMUL, ins, &linear);
-    if (m.activation == CTL_ACTIVATION_RELU) {
-      T zero = scalar(z.get(), 0);
-      T mask = cast(binary(CTL_OP_GT, z.get(), zero.get()).get(), z->layout.dtype);
-      gz = binary(CTL_OP_MUL, g, mask.get());
-    } else {
-      gz = binary(m.activation == CTL_ACTIVATION_GELU ? CTL_OP_GELU_BACKWARD : CTL_OP_GELU_TANH_BACKWARD, g, z.get());
-    }
+    gz = binary(m.activation == CTL_ACTIVATION_GELU ? CTL_OP_GELU_BACKWARD : CTL_OP_GELU_TANH_BACKWARD, g, z.get());
   }
-  // With A = op(a), B = op(b): dA = alpha gz B^T, dB = alpha A^T gz.
-  T A = m.transpose_a ? transpose_last(a) : retained(a);
-  T B = m.transpose_b ? transpose_last(b) : retained(b);
-  ctl_matmul_attrs ga_attrs{};
-  ga_attrs.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
-  ga_attrs.alpha = m.alpha;
-  ga_attrs.alpha_set = true;
-  ctl_matmul_attrs gb_attrs = ga_attrs;
-  ga_attrs.transpose_b = true;
-  gb_attrs.transpose_a = true;
-  T gA = run1(CTL_OP_MATMUL, {gz.get(), B.get()}, &ga_attrs);
-  T gB = run1(CTL_OP_MATMUL, {A.get(), gz.get()}, &gb_attrs);
-  T gA_r = reduce_to(gA.get(), shape_of(A.get()));
-  T gB_r = reduce_to(gB.get(), shape_of(B.get()));
+  // With A = op(a), B = op(b): dA = alpha gz B^T and dB = alpha A^T gz. Each is computed
+  // in its stored layout (for a transposed operand, the transpose of that product:
+  // da = alpha B gz^T, db = alpha gz^T A) so that no transposed copy is made, and only for
+  // the inputs whose gradients are kept.
+  ctl_matmul_attrs attrs{};
+  attrs.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
+  attrs.alpha = m.alpha;
+  attrs.alpha_set = true;
   std::vector<T> out(n.inputs.size());
-  out[0] = m.transpose_a ? contiguous(transpose_last(gA_r.get()).get()) : std::move(gA_r);
-  out[1] = m.transpose_b ? contiguous(transpose_last(gB_r.get()).get()) : std::move(gB_r);
-  if (bias) out[2] = reduce_to(gz.get(), shape_of(bias));
+  if (keeps_grad(a)) {
+    ctl_matmul_attrs ga = attrs;
+    T d;
+    if (m.transpose_a) {  // a holds A^T: da = B gz^T, B = op(b)
+      ga.transpose_a = m.transpose_b;
+      ga.transpose_b = true;
+      d = run1(CTL_OP_MATMUL, {b, gz.get()}, &ga);
+    } else {  // da = gz B^T
+      ga.transpose_b = !m.transpose_b;
+      d = run1(CTL_OP_MATMUL, {gz.get(), b}, &ga);
+    }
+    out[0] = reduce_to(d.get(), shape_of(a));
+  }
+  if (keeps_grad(b)) {
+    ctl_matmul_attrs gb = attrs;
+    T d;
+    if (m.transpose_b) {  // b holds B^T: db = gz^T A, A = op(a)
+      gb.transpose_a = true;
+      gb.transpose_b = m.transpose_a;
+      d = run1(CTL_OP_MATMUL, {gz.get(), a}, &gb);
+    } else {  // db = A^T gz
+      gb.transpose_a = !m.transpose_a;
+      d = run1(CTL_OP_MATMUL, {a, gz.get()}, &gb);
+    }
+    out[1] = reduce_to(d.get(), shape_of(b));
+  }
+  if (keeps_grad(bias)) out[2] = reduce_to(gz.get(), shape_of(bias));
   return out;
 }
 

@@ -180,6 +180,16 @@ Leaf leaf_of(std::vector<int64_t> shape, double lo, double hi, uint64_t seed) {
   return {shape, values(n, lo, hi, seed)};
 }
 
+// An f64 tensor on `like`'s device that takes no part in gradients (a data batch, a
+// mask): values in [0.5, 1.5), varied so that a swapped operand would show.
+ctl_tensor* constant_of(ctl_tensor* like, std::vector<int64_t> shape, uint64_t seed) {
+  const Leaf l = leaf_of(std::move(shape), 0.5, 1.5, seed);
+  ctl_tensor* t = nullptr;
+  return must(ctl_tensor_from_host(ctl_tensor_device(like), CTL_DTYPE_F64, l.shape.size(), l.shape.data(),
+                                   l.values.data(), l.values.size() * sizeof(double), &t),
+              &t, "constant");
+}
+
 struct Check {
   std::string name;
   std::vector<Leaf> leaves;
@@ -247,23 +257,51 @@ std::vector<Check> checks(ctl_device* device) {
     reduction(op, {0, 2}, true);
   }
   reduction(CTL_OP_SUM, {}, false);
-  // matmul: transposes, batch broadcasting, alpha, bias and each activation.
+  // matmul: every transpose pair (each has its own gradient products), batch
+  // broadcasting, alpha, bias and each activation.
   for (int act = 0; act < 4; ++act) {
     for (int ta = 0; ta < 2; ++ta) {
-      c.push_back({"matmul act " + std::to_string(act) + (ta ? " transpose_a" : ""),
-                   {leaf_of(ta ? std::vector<int64_t>{2, 4, 3} : std::vector<int64_t>{2, 3, 4}, -1, 1, 40 + act),
-                    leaf_of({5, 4}, -1, 1, 50 + act), leaf_of({5}, -1, 1, 60 + act)},
-                   [act, ta](const std::vector<ctl_tensor*>& x) {
-                     ctl_matmul_attrs a{};
-                     a.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
-                     a.transpose_a = ta;
-                     a.transpose_b = true;
-                     a.alpha = 0.7;
-                     a.alpha_set = true;
-                     a.activation = static_cast<ctl_activation>(act);
-                     return run(CTL_OP_MATMUL, {x[0], x[1], x[2]}, &a);
-                   }});
+      for (int tb = 0; tb < 2; ++tb) {
+        c.push_back({"matmul act " + std::to_string(act) + (ta ? " transpose_a" : "") + (tb ? " transpose_b" : ""),
+                     {leaf_of(ta ? std::vector<int64_t>{2, 4, 3} : std::vector<int64_t>{2, 3, 4}, -1, 1, 40 + act),
+                      leaf_of(tb ? std::vector<int64_t>{5, 4} : std::vector<int64_t>{4, 5}, -1, 1, 50 + act),
+                      leaf_of({5}, -1, 1, 60 + act)},
+                     [act, ta, tb](const std::vector<ctl_tensor*>& x) {
+                       ctl_matmul_attrs a{};
+                       a.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
+                       a.transpose_a = ta;
+                       a.transpose_b = tb;
+                       a.alpha = 0.7;
+                       a.alpha_set = true;
+                       a.activation = static_cast<ctl_activation>(act);
+                       return run(CTL_OP_MATMUL, {x[0], x[1], x[2]}, &a);
+                     }});
+      }
     }
+  }
+  // Inputs that do not track gradients (a data batch, a mask) get none computed; the
+  // others' gradients are unchanged by that.
+  for (int constant = 0; constant < 2; ++constant) {
+    c.push_back({std::string("matmul relu with a constant ") + (constant ? "b" : "a"),
+                 {leaf_of({3, 4}, -1, 1, 64 + constant)},
+                 [constant](const std::vector<ctl_tensor*>& x) {
+                   Scope s;
+                   ctl_tensor* k = s(constant_of(x[0], {4, 3}, 90 + constant));
+                   ctl_matmul_attrs a{};
+                   a.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
+                   a.activation = CTL_ACTIVATION_RELU;
+                   return constant ? run(CTL_OP_MATMUL, {x[0], k}, &a) : run(CTL_OP_MATMUL, {k, x[0]}, &a);
+                 }});
+  }
+  for (ctl_op_id op : {CTL_OP_MUL, CTL_OP_DIV, CTL_OP_POW, CTL_OP_MAXIMUM}) {
+    c.push_back({std::string(ctl_op_name(op)) + " with a constant operand",
+                 {leaf_of({3, 4}, 0.5, 2, 66 + op)},
+                 [op](const std::vector<ctl_tensor*>& x) {
+                   Scope s;
+                   ctl_tensor* k = s(constant_of(x[0], {4}, 92 + op));
+                   ctl_tensor* ab = s(bin(op, x[0], k));
+                   return bin(op, k, ab);
+                 }});
   }
   for (ctl_op_id op : {CTL_OP_SOFTMAX, CTL_OP_LOG_SOFTMAX}) {
     c.push_back({ctl_op_name(op), {leaf_of({3, 5}, -2, 2, op)}, [op](const std::vector<ctl_tensor*>& x) {
