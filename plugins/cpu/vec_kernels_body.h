@@ -125,12 +125,16 @@ template <bool Max>
   return reinterpret_cast<V>(reinterpret_cast<VI>(magnitude) | s);
 }
 
-// e^x. Clamping to [-104, 88.8] keeps 2^n finite and still gives 0 and +inf past the
-// ends; NaN fails both comparisons and stays NaN.
+// e^x. Clamping at 88.8 keeps 2^n finite and still gives +inf past it. Below -104 the
+// result rounds to 0: those lanes compute e^0 and are zeroed at the end, because working
+// the product down to 2^-150 would go through subnormals, which cost a microcode assist
+// each (a causal mask's -inf made softmax 3x slower). NaN fails both comparisons and
+// stays NaN.
 [[gnu::always_inline]] inline V vexp(V x) {
-  const V hi = splat(88.8f), lo = splat(-104.0f);
+  const V hi = splat(88.8f), zero = splat(0.0f);
+  const auto underflow = x < splat(-104.0f);
   x = x > hi ? hi : x;
-  x = x < lo ? lo : x;
+  x = underflow ? zero : x;
   // Adding 1.5 * 2^23 rounds x / ln2 to an integer n, which lands in the low mantissa bits.
   const V magic = splat(12582912.0f);
   const V t = x * splat(1.44269504088896341f) + magic;
@@ -150,7 +154,8 @@ template <bool Max>
   // 2^n as two factors: n reaches -150 and 128, which one biased exponent cannot hold.
   const VI n1 = ni >> 1, n2 = ni - n1;
   const V s1 = reinterpret_cast<V>((n1 + 127) << 23), s2 = reinterpret_cast<V>((n2 + 127) << 23);
-  return p * s1 * s2;
+  const V e = p * s1 * s2;
+  return underflow ? zero : e;
 }
 
 // tanh|x| = (1 - e) / (1 + e), e = exp(-2|x|) in (0, 1]: no overflow; the sign comes back
