@@ -107,7 +107,7 @@ class CausalSelfAttention {
     MatmulOptions scores;
     scores.transpose_b = true;
     scores.alpha = 1.0 / std::sqrt(double(D));
-    Tensor att = matmul(q, k, {}, scores) + mask;  // [B, H, T, T]
+    Tensor att = matmul(q, k, mask, scores);  // [B, H, T, T]; the mask is added as the product's bias
     Tensor p = softmax(att, -1);
     Tensor y = matmul(p, v);  // [B, H, T, D]
     y = y.permute({0, 2, 1, 3}).contiguous().reshape({B, T, C});
