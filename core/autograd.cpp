@@ -114,18 +114,22 @@ bool keeps_grad(const ctl_tensor* input) {
   return input && tracks_grad(input) && is_float(input->layout.dtype);
 }
 
-void record_op(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, size_t output_count,
-               ctl_tensor* const* outputs) {
-  const ctl_op_id op = prepared.op;
-  if (!differentiable(op) || input_count == 0) return;
+bool will_record(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs) {
+  if (!differentiable(op) || input_count == 0) return false;
   bool any = false;
   const ctl_tensor* first = nullptr;
   for (size_t i = 0; i < input_count; ++i) {
     if (!inputs[i]) continue;
     if (!first) first = inputs[i];
-    any = any || (tracks_grad(inputs[i]) && is_float(inputs[i]->layout.dtype));
+    any = any || keeps_grad(inputs[i]);
   }
-  if (!any || !recording(first)) return;
+  return any && recording(first);
+}
+
+void record_op(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, size_t output_count,
+               ctl_tensor* const* outputs) {
+  const ctl_op_id op = prepared.op;
+  if (!will_record(op, input_count, inputs)) return;
   bool float_output = false;
   for (size_t i = 0; i < output_count; ++i)
     float_output = float_output || (outputs[i] && is_float(outputs[i]->layout.dtype));

@@ -52,6 +52,10 @@ bool tracks_grad(const ctl_tensor* tensor);
 // gradients); rules skip the work for the others, such as data batches and masks.
 bool keeps_grad(const ctl_tensor* input);
 
+// True when an allocating call of `op` on these inputs would be recorded: the runtime
+// records, the op is differentiable and some input keeps a gradient.
+bool will_record(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs);
+
 // Records an allocating op call that succeeded. Does nothing when the runtime is not
 // recording, the op is not differentiable, or no input tracks gradients.
 void record_op(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, size_t output_count,
