@@ -11,6 +11,8 @@
 // fast per row as full ones.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "gemm_kernels.h"
 
 namespace catalyst::cpu {
@@ -145,8 +147,76 @@ CTL_CPU_AVX512 void pack_a(const float* a, int64_t lda, int64_t kc, int m, float
   }
 }
 
+// GCC 12's unpack and shuffle intrinsics start from _mm512_undefined_ps(), which
+// -Wuninitialized mistakes for a read of an uninitialised value once they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Transposes the 16 x 16 block in r in place (r[i][j] becomes r[j][i]): pairs of rows
+// interleave, then quads, then the 128-bit lanes move into place in two steps.
+CTL_CPU_AVX512 inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4i + c], 128-bit lane L: column 4L + c of rows 4i .. 4i + 3.
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88), w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);
+    const __m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+    const __m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
+    r[c] = _mm512_shuffle_f32x4(v, v2, 0x88);
+    r[c + 4] = _mm512_shuffle_f32x4(w, w2, 0x88);
+    r[c + 8] = _mm512_shuffle_f32x4(v, v2, 0xDD);
+    r[c + 12] = _mm512_shuffle_f32x4(w, w2, 0xDD);
+  }
+}
+
+// Loads `lines` <= 16 strided lines of up to 16 floats (the first `depth` of each; the
+// rest and missing lines read as 0), transposes them and stores the first `depth`
+// results at dst + step * d, each with the store mask `keep`.
+CTL_CPU_AVX512 inline void transpose_block(const float* src, int64_t stride, int lines, int depth, float* dst,
+                                           int64_t step, __mmask16 keep) {
+  const __mmask16 load = depth >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << depth) - 1);
+  __m512 r[16];
+  for (int i = 0; i < 16; ++i) r[i] = i < lines ? _mm512_maskz_loadu_ps(load, src + i * stride) : _mm512_setzero_ps();
+  transpose16(r);
+  for (int d = 0; d < depth; ++d) _mm512_mask_storeu_ps(dst + d * step, keep, r[d]);
+}
+
+#pragma GCC diagnostic pop
+
+// pack_b for a transposed B: column j of the panel is contiguous in depth at b + j * ldb,
+// so 16 x 16 blocks are transposed in registers instead of gathered one float at a time.
+CTL_CPU_AVX512 void pack_b_t(const float* b, int64_t ldb, int64_t kc, int n, float* dst) {
+  for (int64_t k = 0; k < kc; k += 16) {
+    const int depth = static_cast<int>(std::min<int64_t>(16, kc - k));
+    for (int half = 0; half < 2; ++half) {
+      const int lines = std::max(0, std::min(16, n - 16 * half));
+      transpose_block(b + 16 * half * ldb + k, ldb, lines, depth, dst + k * kNr + 16 * half, kNr, 0xFFFF);
+    }
+  }
+}
+
+// pack_a for a row-major A (rows lda apart, unit column stride) in N > kRowsAMaxN
+// products: 16 rows are transposed at a time, of which the panel keeps 12.
+CTL_CPU_AVX512 void pack_a_rows(const float* a, int64_t lda, int64_t kc, int m, float* dst) {
+  const __mmask16 panel = __mmask16((1u << kMr) - 1);
+  for (int64_t k = 0; k < kc; k += 16) {
+    const int depth = static_cast<int>(std::min<int64_t>(16, kc - k));
+    transpose_block(a + k, lda, m, depth, dst + k * kMr, kMr, panel);
+  }
+}
+
 }  // namespace
 
-const GemmKernel<float> kGemmAvx512F32{kMr, kNr, run, run_rows, pack_b, pack_a};
+const GemmKernel<float> kGemmAvx512F32{kMr, kNr, run, run_rows, pack_b, pack_a, pack_b_t, pack_a_rows};
 
 }  // namespace catalyst::cpu

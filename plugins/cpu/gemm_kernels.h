@@ -43,6 +43,11 @@ struct GemmKernel {
   // pack_a: packs one zero-padded A panel of m <= mr rows from an A with unit row stride,
   // depth step k at a + k * lda.
   void (*pack_a)(const T* a, int64_t lda, int64_t kc, int m, T* dst);
+  // pack_b_t: as pack_b for a B with unit row stride (a transposed operand, e.g. W^T in
+  // an input gradient), column j at b + j * ldb.
+  void (*pack_b_t)(const T* b, int64_t ldb, int64_t kc, int n, T* dst);
+  // pack_a_rows: as pack_a for an A with unit column stride, row i at a + i * lda.
+  void (*pack_a_rows)(const T* a, int64_t lda, int64_t kc, int m, T* dst);
 };
 
 // The kernel of the active instruction set (isa.h).

@@ -160,6 +160,12 @@ void gemm_region(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& 
                             apack + ir * kc);
             }
             packed = true;
+          } else if (kernel.pack_a_rows && a.cs == 1) {
+            for (int64_t ir = 0; ir < mc; ir += mr) {
+              kernel.pack_a_rows(pa + (ic + ir) * a.rs + pc, a.rs, kc, static_cast<int>(std::min<int64_t>(mr, mc - ir)),
+                                 apack + ir * kc);
+            }
+            packed = true;
           }
         }
         if (!packed) pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
@@ -173,6 +179,10 @@ void gemm_region(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& 
           if constexpr (std::is_same_v<S, Acc>) {
             if (kernel.pack_b && b.cs == 1) {
               kernel.pack_b(src, b.rs, kc, n, bpack + q * nr * kc);
+              continue;
+            }
+            if (kernel.pack_b_t && b.rs == 1) {
+              kernel.pack_b_t(src, b.cs, kc, n, bpack + q * nr * kc);
               continue;
             }
           }
