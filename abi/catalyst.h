@@ -360,6 +360,9 @@ typedef enum ctl_op_id {
   CTL_OP_ADAMW_STEP = 194,             /* input grad; outputs param, exp_avg, exp_avg_sq, read and
                                           updated in place (ctl_op_run_into only); one float
                                           dtype and shape; attrs ctl_adamw_attrs */
+  CTL_OP_SGD_STEP = 195,               /* input grad; outputs param, momentum_buf (NULL when
+                                          momentum is 0), read and updated in place
+                                          (ctl_op_run_into only); attrs ctl_sgd_attrs (ABI 1.2) */
   /* backward forms that would be slow as compositions (ABI 1.1) */
   CTL_OP_SOFTMAX_BACKWARD = 224,     /* inputs y (softmax's output), dy; attrs ctl_axis_attrs
                                         (NULL: last axis); output dx = y * (dy - sum(dy * y)) */
@@ -495,6 +498,24 @@ typedef struct ctl_adamw_attrs {
   uint64_t step; /* 1 for the first update; 0 is invalid */
 } ctl_adamw_attrs;
 #define CTL_ADAMW_ATTRS_STRUCT_SIZE (offsetof(ctl_adamw_attrs, step) + sizeof(uint64_t))
+
+/* One SGD update with momentum (ABI 1.2), element by element:
+ *   g = grad + weight_decay * param
+ *   momentum_buf = momentum * momentum_buf + (1 - dampening) * g   (when momentum != 0)
+ *   d = nesterov ? g + momentum * momentum_buf : momentum_buf       (d = g when momentum is 0)
+ *   param -= lr * d
+ * PyTorch's SGD starts the buffer at g: a zeroed buffer and dampening 0 on the first step
+ * does the same. All values finite, momentum >= 0, dampening in [0, 1]; nesterov needs
+ * momentum > 0 and dampening 0. */
+typedef struct ctl_sgd_attrs {
+  size_t struct_size; /* CTL_SGD_ATTRS_STRUCT_SIZE */
+  double lr;
+  double momentum;
+  double dampening;
+  double weight_decay;
+  bool nesterov;
+} ctl_sgd_attrs;
+#define CTL_SGD_ATTRS_STRUCT_SIZE (offsetof(ctl_sgd_attrs, nesterov) + sizeof(bool))
 
 /* 2-D convolution over NCHW (cross-correlation, as in most frameworks) (ABI 1.1). A zeroed
  * struct means stride 1, no padding, dilation 1 and one group (see the zero rules). */

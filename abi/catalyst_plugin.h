@@ -114,6 +114,8 @@ typedef struct ctl_tensor_view {
  *    i64); attrs are always present;
  *  - adamw_step (1.1): the three outputs are read and written in place; attrs are present
  *    and checked (step >= 1, betas in [0, 1), eps > 0);
+ *  - sgd_step (1.2): param and momentum_buf are read and written in place; momentum_buf is
+ *    NULL exactly when momentum is 0; attrs are present and checked (see ctl_sgd_attrs);
  *  - conv2d and its backward forms (1.1): every tensor is rank 4; stride, dilation and
  *    groups are at least 1 and padding at least 0 (zeros replaced); the bias is NULL or (O);
  *  - pooling (1.1): rank 4; kernel >= 1, stride >= 1 (0 replaced by the kernel), padding

@@ -358,13 +358,15 @@ void Harness::run(ctl_op_id op, const std::vector<const Operand*>& inputs, const
   std::vector<bool> present;
   std::vector<ctl_dtype> dtypes;
   std::vector<std::vector<int64_t>> shapes;
-  const bool all_initial = output_count > 0 && initial.size() >= output_count &&
-                           std::all_of(initial.begin(), initial.begin() + static_cast<std::ptrdiff_t>(output_count),
-                                       [](const Operand* o) { return o != nullptr; });
+  // An op that updates its outputs in place gives the starting contents of every output
+  // it requests (sgd_step without momentum leaves its buffer out).
+  auto wanted = [&](size_t k) { return k >= requested.size() || requested[k]; };
+  bool all_initial = output_count > 0 && initial.size() >= output_count && initial[0];
+  for (size_t k = 0; all_initial && k < output_count; ++k) all_initial = initial[k] || !wanted(k);
   if (all_initial) {
-    // An op that updates its outputs: they have the shapes of their starting contents.
+    // They have the shapes of their starting contents (an unrequested one: output 0's).
     for (size_t k = 0; k < output_count; ++k) {
-      const ctl_tensor* t = initial[k]->reference.get();
+      const ctl_tensor* t = (initial[k] ? initial[k] : initial[0])->reference.get();
       std::vector<int64_t> shape(ctl_tensor_rank(t));
       for (size_t i = 0; i < shape.size(); ++i) shape[i] = ctl_tensor_dim(t, static_cast<int64_t>(i));
       present.push_back(true);

@@ -1,6 +1,7 @@
-// training_cases.cpp — the numeric cases of the training ops of ABI 1.1: cross_entropy and
-// its backward, adamw_step, and the backward forms softmax_backward, log_softmax_backward,
-// layer_norm_backward, rms_norm_backward, gelu_backward and gelu_tanh_backward.
+// training_cases.cpp — the numeric cases of the training ops: cross_entropy and its backward,
+// adamw_step and the backward forms softmax_backward, log_softmax_backward,
+// layer_norm_backward, rms_norm_backward, gelu_backward and gelu_tanh_backward (ABI 1.1),
+// and sgd_step (ABI 1.2).
 //
 // They work like numeric_cases.cpp (one case is one op call, compared with the reference
 // kernels; fixed variants, then random ones, then large f32 ones), with three differences:
@@ -606,6 +607,94 @@ void adamw_cases(Catalog& cat, ctl_dtype d) {
   }
 }
 
+// ---- sgd_step -------------------------------------------------------------------------------
+//
+// Tolerance: kTranscendental for param and momentum_buf, as for adamw_step. Each is a few
+// roundings of O(1) values (param, buffer and grad in [-2, 2]): the buffer's
+// momentum * buf + (1 - dampening) * g may cancel, but its error stays below a few
+// u (|buf| + |g|) <= 16u, inside the 32u absolute term; param moves by lr * (at most about
+// 8). f16 / bf16: computed in at least f32 and rounded once (2u|e| + 2u).
+
+struct SgdVariant {
+  std::vector<int64_t> shape;
+  Layout grad = Layout::kContiguous;
+  OutputLayout out = OutputLayout::kContiguous;
+  double lr = 0.01, momentum = 0.9, dampening = 0, weight_decay = 0;
+  bool nesterov = false;
+  bool zero_buffer = false;  // as before the first step
+  Values grad_values = Values::kFinite;
+};
+
+std::string sgd_label(const SgdVariant& v) {
+  std::ostringstream o;
+  o << shape_label(v.shape) << " " << layout_word(v.grad) << " grad"
+    << (v.grad_values == Values::kGeneral ? " with specials" : "") << ", lr " << v.lr << ", momentum " << v.momentum
+    << ", dampening " << v.dampening << ", weight_decay " << v.weight_decay << (v.nesterov ? ", nesterov" : "")
+    << (v.momentum == 0 ? ", no buffer"
+        : v.zero_buffer ? ", zero buffer"
+                        : ", random buffer")
+    << ", " << output_word(v.out);
+  return o.str();
+}
+
+void run_sgd(Harness& h, ctl_dtype d, const SgdVariant& v) {
+  auto& rng = h.context().rng;
+  const int64_t n = numel_of(v.shape);
+  Operand grad = h.input(d, v.shape, v.grad, v.grad_values);
+  Operand param = h.input_from(d, v.shape, uniform_values(rng, n, -2, 2));
+  const bool buffer = v.momentum != 0;
+  Operand momentum_buf = h.input_from(
+      d, v.shape, v.zero_buffer ? std::vector<double>(static_cast<size_t>(n), 0) : uniform_values(rng, n, -2, 2));
+  ctl_sgd_attrs attrs{};
+  attrs.struct_size = CTL_SGD_ATTRS_STRUCT_SIZE;
+  attrs.lr = v.lr;
+  attrs.momentum = v.momentum;
+  attrs.dampening = v.dampening;
+  attrs.weight_decay = v.weight_decay;
+  attrs.nesterov = v.nesterov;
+  h.run(CTL_OP_SGD_STEP, {&grad}, &attrs, 2, {Tol::kTranscendental}, v.out, {&param, buffer ? &momentum_buf : nullptr},
+        {true, buffer});
+}
+
+void sgd_cases(Catalog& cat, ctl_dtype d) {
+  using L = Layout;
+  using O = OutputLayout;
+  std::vector<SgdVariant> fixed = {
+      {.shape = {1000}, .zero_buffer = true},
+      {.shape = {1000}, .momentum = 0},
+      {.shape = {1000}, .out = O::kGapped, .momentum = 0, .weight_decay = 0.01},
+      {.shape = {33, 31}, .grad = L::kPermuted, .out = O::kTransposed, .weight_decay = 1e-4},
+      {.shape = {33, 31}, .grad = L::kSliced, .nesterov = true},
+      {.shape = {4, 5, 6}, .grad = L::kPermuted, .out = O::kGapped, .dampening = 0.1},
+      {.shape = {257}, .lr = 0.1, .momentum = 0.5, .weight_decay = 0.01, .nesterov = true},
+      {.shape = {1031}, .grad = L::kSliced, .out = O::kGapped, .dampening = 1},
+      {.shape = {}, .weight_decay = 0.01},
+      {.shape = {0, 4}},
+      {.shape = {2, 3, 4, 5}, .grad = L::kExpanded, .out = O::kTransposed, .weight_decay = 0.01},
+      {.shape = {64}, .weight_decay = 0.01, .grad_values = Values::kGeneral},
+      {.shape = {64}, .momentum = 0, .grad_values = Values::kGeneral},
+  };
+  for (const SgdVariant& v : fixed) {
+    cat.add(CTL_OP_SGD_STEP, {d}, sgd_label(v), [=](Harness& h) { run_sgd(h, d, v); });
+  }
+  for (int k = 0; k < 3; ++k) {
+    cat.add(CTL_OP_SGD_STEP, {d}, "random rank 0-4 shape, grad view, momentum, dampening, nesterov, weight_decay",
+            [=](Harness& h) {
+              auto& rng = h.context().rng;
+              SgdVariant v;
+              v.shape = random_shape(rng, rng() % 5);
+              v.grad = Layout::kRandom;
+              v.out = static_cast<OutputLayout>(rng() % 3);
+              v.momentum = rng() % 4 == 0 ? 0 : 0.9;
+              v.nesterov = v.momentum != 0 && rng() % 2;
+              v.dampening = v.nesterov || rng() % 2 ? 0 : 0.5;
+              v.weight_decay = rng() % 2 ? 0.01 : 0;
+              v.zero_buffer = rng() % 4 == 0;
+              run_sgd(h, d, v);
+            });
+  }
+}
+
 // ---- softmax_backward and log_softmax_backward ----------------------------------------------
 //
 // y is softmax / log_softmax of random x on the reference. Tolerances, per line along the
@@ -974,6 +1063,12 @@ void large_cases(Catalog& cat) {
     v.weight_decay = 0.01;
     run_adamw(h, f, v);
   });
+  cat.add_large(CTL_OP_SGD_STEP, {f}, "large: [16777216], momentum 0.9, weight_decay 0.01", [=](Harness& h) {
+    SgdVariant v;
+    v.shape = {kLarge * kLarge};
+    v.weight_decay = 0.01;
+    run_sgd(h, f, v);
+  });
 }
 
 }  // namespace
@@ -984,6 +1079,7 @@ void add_training_cases(std::vector<Case>& out) {
     for (ctl_dtype d : kFloat) cross_entropy_cases(cat, op, d);
   }
   for (ctl_dtype d : kFloat) adamw_cases(cat, d);
+  for (ctl_dtype d : kFloat) sgd_cases(cat, d);
   for (ctl_op_id op : {CTL_OP_SOFTMAX_BACKWARD, CTL_OP_LOG_SOFTMAX_BACKWARD}) {
     for (ctl_dtype d : kFloat) softmax_backward_cases(cat, op, d);
   }

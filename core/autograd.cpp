@@ -44,6 +44,7 @@ bool differentiable(ctl_op_id op) {
     case CTL_OP_RANDOM_UNIFORM:
     case CTL_OP_RANDOM_NORMAL:
     case CTL_OP_ADAMW_STEP:
+    case CTL_OP_SGD_STEP:
     case CTL_OP_CROSS_ENTROPY_BACKWARD:
     case CTL_OP_SOFTMAX_BACKWARD:
     case CTL_OP_LOG_SOFTMAX_BACKWARD:

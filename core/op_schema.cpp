@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "catalyst/sdk/sgd_attrs.hpp"
 #include "status.h"
 
 namespace catalyst {
@@ -31,6 +32,7 @@ enum class Family {
   kCreate,
   kCrossEntropy,  // forward and backward
   kAdamw,
+  kSgd,
   kSoftmaxBackward,
   kLayerNormBackward,
   kRmsNormBackward,
@@ -100,6 +102,7 @@ constexpr OpInfo kOps[] = {
     {CTL_OP_CROSS_ENTROPY, "cross_entropy", Family::kCrossEntropy, Dtypes::kFloat},
     {CTL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", Family::kCrossEntropy, Dtypes::kFloat},
     {CTL_OP_ADAMW_STEP, "adamw_step", Family::kAdamw, Dtypes::kFloat},
+    {CTL_OP_SGD_STEP, "sgd_step", Family::kSgd, Dtypes::kFloat},
     {CTL_OP_SOFTMAX_BACKWARD, "softmax_backward", Family::kSoftmaxBackward, Dtypes::kFloat},
     {CTL_OP_LOG_SOFTMAX_BACKWARD, "log_softmax_backward", Family::kSoftmaxBackward, Dtypes::kFloat},
     {CTL_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", Family::kLayerNormBackward, Dtypes::kFloat},
@@ -282,6 +285,8 @@ class Preparer {
         return cross_entropy();
       case Family::kAdamw:
         return adamw();
+      case Family::kSgd:
+        return sgd();
       case Family::kSoftmaxBackward:
         return softmax_backward();
       case Family::kLayerNormBackward:
@@ -672,6 +677,35 @@ class Preparer {
     }
     const Layout& g = layout(0);
     out_->outputs.assign(3, spec_of(g.dtype, g.rank, g.shape.data()));
+    return nullptr;
+  }
+
+  // sgd_step: input grad; outputs param and momentum_buf (NULL exactly when momentum is
+  // 0), updated in place.
+  ctl_status* sgd() {
+    CTL_RETURN_IF_ERROR(arity(1, 1, 2, 2));
+    if (allocating_) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "sgd_step updates param and momentum_buf in place; use ctl_op_run_into");
+    }
+    CTL_RETURN_IF_ERROR(all_inputs());
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    ctl_sgd_attrs& a = out_->attrs.sgd;
+    if (!attrs_) return make_status(CTL_STATUS_INVALID_ARGUMENT, "sgd_step: attrs is NULL; pass a ctl_sgd_attrs");
+    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_SGD_ATTRS_STRUCT_SIZE, &a));
+    out_->has_attrs = true;
+    const sdk::Check check = sdk::check_sgd_attrs(a);
+    if (!check.ok()) return make_status(check.code, "sgd_step: %s", check.message);
+    const bool buffer = outputs_ && outputs_[1];
+    if (buffer != (a.momentum != 0)) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         a.momentum != 0 ? "sgd_step: momentum is %g but outputs[1] (momentum_buf) is NULL"
+                                         : "sgd_step: momentum is %g, so outputs[1] (momentum_buf) must be NULL",
+                         a.momentum);
+    }
+    const Layout& g = layout(0);
+    out_->outputs.assign(2, spec_of(g.dtype, g.rank, g.shape.data()));
+    out_->outputs[1].present = buffer;
     return nullptr;
   }
 

@@ -40,6 +40,7 @@ struct PreparedOp {
     ctl_random_attrs random;
     ctl_cross_entropy_attrs cross_entropy;
     ctl_adamw_attrs adamw;
+    ctl_sgd_attrs sgd;
     ctl_conv2d_attrs conv2d;
     ctl_pool2d_attrs pool2d;
   } attrs{};

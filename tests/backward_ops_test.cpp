@@ -496,6 +496,84 @@ TEST_F(BackwardOps, AdamwStepMatchesTheUpdateForThreeSteps) {
   }
 }
 
+TEST_F(BackwardOps, SgdStepMatchesTheUpdateForThreeSteps) {
+  const std::vector<int64_t> shape = {2, 3};
+  struct Variant {
+    const char* name;
+    double momentum, dampening, weight_decay;
+    bool nesterov;
+  };
+  const Variant variants[] = {{"momentum", 0.9, 0, 0, false},
+                              {"dampening and weight decay", 0.9, 0.25, 0.01, false},
+                              {"nesterov", 0.5, 0, 0.1, true},
+                              {"no momentum (no buffer)", 0, 0, 0.01, false}};
+  for (const Variant& variant : variants) {
+    SCOPED_TRACE(variant.name);
+    Array p = random_array(shape, 31), b = filled(shape, 0.0);
+    Tensor param = upload(p, Layout::kTransposed);  // outputs may be strided too
+    Tensor buffer = upload(b, Layout::kStrided);
+    const ctl_sgd_attrs attrs{
+        CTL_SGD_ATTRS_STRUCT_SIZE, 0.05, variant.momentum, variant.dampening, variant.weight_decay, variant.nesterov};
+    for (int step = 1; step <= 3; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      const Array g = random_array(shape, 200 + static_cast<uint64_t>(step));
+      Tensor grad = upload(g, Layout::kStrided);
+      ctl_tensor* in[] = {grad.get()};
+      ctl_tensor* out[] = {param.get(), attrs.momentum != 0 ? buffer.get() : nullptr};
+      CTL_ASSERT_OK(ctl_op_run_into(CTL_OP_SGD_STEP, 1, in, &attrs, 2, out));
+      for (size_t i = 0; i < p.v.size(); ++i) {
+        const double gi = g.v[i] + attrs.weight_decay * p.v[i];
+        double d = gi;
+        if (attrs.momentum != 0) {
+          b.v[i] = attrs.momentum * b.v[i] + (1 - attrs.dampening) * gi;
+          d = attrs.nesterov ? gi + attrs.momentum * b.v[i] : b.v[i];
+        }
+        p.v[i] -= attrs.lr * d;
+      }
+      expect_close(download(param.get()), p, 1e-14, "param");
+      expect_close(download(buffer.get()), b, 1e-14, "momentum_buf");  // stays 0 without momentum
+    }
+  }
+}
+
+// Every refused sgd_step names what is wrong and leaves param and the buffer as they were.
+TEST_F(BackwardOps, SgdStepBadCallsChangeNothing) {
+  const std::vector<int64_t> shape = {2, 3};
+  const Array p0 = random_array(shape, 32), b0 = random_array(shape, 33);
+  Tensor grad = upload(random_array(shape, 34)), param = upload(p0), buffer = upload(b0);
+  ctl_tensor* in[] = {grad.get()};
+  ctl_tensor* out[] = {param.get(), buffer.get()};
+  ctl_tensor* no_buffer[] = {param.get(), nullptr};
+  const ctl_sgd_attrs good{CTL_SGD_ATTRS_STRUCT_SIZE, 0.1, 0.9, 0, 0, false};
+
+  ctl_tensor* fresh[2] = {};
+  expect_invalid(ctl_op_run(CTL_OP_SGD_STEP, 1, in, &good, 2, fresh), "ctl_op_run_into");
+  for (ctl_tensor* t : fresh) EXPECT_EQ(t, nullptr);
+  expect_invalid(ctl_op_run_into(CTL_OP_SGD_STEP, 1, in, nullptr, 2, out), "attrs");
+  expect_invalid(ctl_op_run_into(CTL_OP_SGD_STEP, 1, in, &good, 2, no_buffer), "momentum_buf");
+  ctl_sgd_attrs a = good;
+  a.momentum = 0;
+  expect_invalid(ctl_op_run_into(CTL_OP_SGD_STEP, 1, in, &a, 2, out), "must be NULL");
+  a = good;
+  a.momentum = -0.5;
+  expect_invalid(ctl_op_run_into(CTL_OP_SGD_STEP, 1, in, &a, 2, out), "momentum");
+  a = good;
+  a.lr = std::nan("");
+  expect_invalid(ctl_op_run_into(CTL_OP_SGD_STEP, 1, in, &a, 2, out), "finite");
+  a = good;
+  a.dampening = 1.5;
+  expect_invalid(ctl_op_run_into(CTL_OP_SGD_STEP, 1, in, &a, 2, out), "dampening");
+  a = good;
+  a.nesterov = true;
+  a.dampening = 0.1;
+  expect_invalid(ctl_op_run_into(CTL_OP_SGD_STEP, 1, in, &a, 2, out), "Nesterov");
+  Tensor wrong_shape = upload(filled({3, 2}, 0.0));
+  ctl_tensor* mismatched[] = {param.get(), wrong_shape.get()};
+  expect_invalid(ctl_op_run_into(CTL_OP_SGD_STEP, 1, in, &good, 2, mismatched), "shape");
+  EXPECT_EQ(download(param.get()).v, p0.v) << "a refused step changed param";
+  EXPECT_EQ(download(buffer.get()).v, b0.v) << "a refused step changed the buffer";
+}
+
 // Strided outputs (ctl_op_run_into) get the same values as fresh contiguous ones, and the
 // elements between them are left alone.
 TEST_F(BackwardOps, StridedOutputsMatchFreshOnes) {

@@ -63,6 +63,7 @@ constexpr OpInfo kOps[] = {
     {CTL_OP_CROSS_ENTROPY, "cross_entropy", Dtypes::kFloat, 2, 2, 1, 1, run_cross_entropy},
     {CTL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", Dtypes::kFloat, 3, 3, 1, 1, run_cross_entropy},
     {CTL_OP_ADAMW_STEP, "adamw_step", Dtypes::kFloat, 1, 1, 3, 3, run_adamw_step},
+    {CTL_OP_SGD_STEP, "sgd_step", Dtypes::kFloat, 1, 1, 1, 2, run_sgd_step},  // ABI 1.2; momentum_buf may be NULL
     {CTL_OP_SOFTMAX_BACKWARD, "softmax_backward", Dtypes::kFloat, 2, 2, 1, 1, run_softmax_backward},
     {CTL_OP_LOG_SOFTMAX_BACKWARD, "log_softmax_backward", Dtypes::kFloat, 2, 2, 1, 1, run_softmax_backward},
     {CTL_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", Dtypes::kFloat, 4, 5, 1, 3, run_norm_backward},
@@ -130,7 +131,7 @@ ctl_dtype expected_output_dtype(const Call& call, size_t i) {
   if (call.op == CTL_OP_ARGMAX || call.op == CTL_OP_ARGMIN) return CTL_DTYPE_I64;
   if (call.op == CTL_OP_CAST) return call.out[0].dtype;  // any
   if (i > 0 && (call.op == CTL_OP_LAYER_NORM || call.op == CTL_OP_RMS_NORM)) return statistics_dtype(p);
-  return p;  // the backward ops' dweight and dbias, adamw_step's state: the primary dtype
+  return p;  // the backward ops' dweight and dbias, adamw_step's and sgd_step's state: the primary dtype
 }
 
 }  // namespace

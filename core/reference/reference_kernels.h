@@ -90,6 +90,7 @@ ctl_status* run_random(const Call& call);  // uniform and normal
 // ABI 1.1 (training.cpp)
 ctl_status* run_cross_entropy(const Call& call);  // forward and backward
 ctl_status* run_adamw_step(const Call& call);
+ctl_status* run_sgd_step(const Call& call);
 ctl_status* run_softmax_backward(const Call& call);  // softmax and log_softmax
 ctl_status* run_norm_backward(const Call& call);     // layer_norm and rms_norm
 ctl_status* run_gelu_backward(const Call& call);     // erf and tanh forms

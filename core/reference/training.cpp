@@ -8,6 +8,7 @@
 #include <numbers>
 #include <vector>
 
+#include "catalyst/sdk/sgd_attrs.hpp"
 #include "catalyst/sdk/view.hpp"
 #include "reference_kernels.h"
 
@@ -199,6 +200,41 @@ ctl_status* run_adamw_step(const Call& call) {
     param.store(walk.offset(ps), p);
     exp_avg.store(walk.offset(ms), m);
     exp_avg_sq.store(walk.offset(vs), v);
+  }
+  return nullptr;
+}
+
+// sgd_step: input grad; outputs param and momentum_buf (absent when momentum is 0), read and
+// then written. In double from the stored values, each result rounded once.
+ctl_status* run_sgd_step(const Call& call) {
+  ctl_sgd_attrs a;
+  bool present = false;
+  CTL_SDK_RETURN_IF_ERROR(read_attrs(call, CTL_SGD_ATTRS_STRUCT_SIZE, &a, &present));
+  if (!present) return call.invalid("attrs are NULL; the step needs a ctl_sgd_attrs");
+  const sdk::Check check = sdk::check_sgd_attrs(a);
+  if (!check.ok()) return call.invalid("%s", check.message);
+  const Operand& grad = call.in[0];
+  const Operand& param = call.out[0];
+  const Operand absent;
+  const Operand& buffer = call.out.size() > 1 ? call.out[1] : absent;  // the registry allows one output
+  if (buffer.present() != (a.momentum != 0)) {
+    return call.invalid("momentum is %g but momentum_buf is %s", a.momentum, buffer.present() ? "given" : "NULL");
+  }
+  CTL_SDK_RETURN_IF_ERROR(require_same_shape(call, "param", param, "grad", grad));
+  if (buffer.present()) CTL_SDK_RETURN_IF_ERROR(require_same_shape(call, "momentum_buf", buffer, "grad", grad));
+  sdk::StridedWalker<3> walk(grad.rank, grad.shape);
+  const size_t gs = walk.add(grad.strides), ps = walk.add(param.strides);
+  const size_t bs = buffer.present() ? walk.add(buffer.strides) : 0;
+  for (int64_t i = 0, n = grad.numel(); i < n; ++i, walk.next()) {
+    const double p = param.load(walk.offset(ps));
+    const double g = grad.load(walk.offset(gs)) + a.weight_decay * p;
+    double d = g;
+    if (buffer.present()) {
+      const double b = a.momentum * buffer.load(walk.offset(bs)) + (1.0 - a.dampening) * g;
+      buffer.store(walk.offset(bs), b);
+      d = a.nesterov ? g + a.momentum * b : b;
+    }
+    param.store(walk.offset(ps), p - a.lr * d);
   }
   return nullptr;
 }

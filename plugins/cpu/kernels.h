@@ -28,6 +28,7 @@ ctl_status* run_gelu_backward(const OpContext& ctx);           // elementwise_bi
 ctl_status* run_cross_entropy(const OpContext& ctx);           // training.cpp
 ctl_status* run_cross_entropy_backward(const OpContext& ctx);  // training.cpp
 ctl_status* run_adamw_step(const OpContext& ctx);              // training.cpp
+ctl_status* run_sgd_step(const OpContext& ctx);                // training.cpp
 ctl_status* run_softmax_backward(const OpContext& ctx);        // normalization_backward.cpp (and log_softmax)
 ctl_status* run_layer_norm_backward(const OpContext& ctx);     // normalization_backward.cpp
 ctl_status* run_rms_norm_backward(const OpContext& ctx);       // normalization_backward.cpp

@@ -87,6 +87,8 @@ constexpr OpRun kRuns[] = {
     {CTL_OP_MAX_POOL2D_BACKWARD, run_max_pool2d_backward},
     {CTL_OP_AVG_POOL2D, run_avg_pool2d},
     {CTL_OP_AVG_POOL2D_BACKWARD, run_avg_pool2d_backward},
+    // ABI 1.2
+    {CTL_OP_SGD_STEP, run_sgd_step},
 };
 
 constexpr auto kOps = sdk::join_op_table(kRuns);

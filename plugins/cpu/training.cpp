@@ -1,5 +1,5 @@
-// training.cpp — the ABI 1.1 loss and optimizer kernels: cross_entropy, its backward, and
-// adamw_step.
+// training.cpp — the loss and optimizer kernels: cross_entropy, its backward and adamw_step
+// (ABI 1.1), and sgd_step (ABI 1.2).
 //
 // Every value is computed in double and rounded once when stored, whatever the dtype: these
 // ops are bound by memory and a libm call per element, and double keeps their
@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "catalyst/sdk/adamw_attrs.hpp"
+#include "catalyst/sdk/sgd_attrs.hpp"
 #include "dtype_dispatch.h"
 #include "kernels.h"
 #include "tensor_iter.h"
@@ -304,6 +305,45 @@ void adamw_elements(const OpContext& ctx, const View& grad, const View* state, c
   });
 }
 
+// ---- sgd_step -----------------------------------------------------------------------
+
+template <class T>
+void sgd_elements(const OpContext& ctx, const View& grad, const View& param, const View* buffer,
+                  const ctl_sgd_attrs& a) {
+  // Without a buffer, param's strides stand in for its (unused) slot.
+  const auto layout =
+      make_layout<3>(grad.rank, grad.shape, {grad.strides, param.strides, buffer ? buffer->strides : param.strides});
+  const T* const pg = grad.as<T>();
+  T* const pp = param.as<T>();
+  T* const pb = buffer ? buffer->as<T>() : nullptr;
+  const VecKernels& k = vec_kernels();
+  parallel_for(ctx.pool, layout.numel, kElementsPerPart * 4, [&](int64_t begin, int64_t end, unsigned) {
+    for_each_segment(layout, begin, end, [&](const std::array<int64_t, 3>& off, int64_t count, int64_t) {
+      const int64_t sg = layout.inner_stride(0), sp = layout.inner_stride(1), sb = layout.inner_stride(2);
+      const T* g = pg + off[0];
+      T* p = pp + off[1];
+      T* b = pb ? pb + off[2] : nullptr;
+      if constexpr (std::is_same_v<T, float>) {
+        if (sg == 1 && sp == 1 && (!b || sb == 1)) {
+          k.sgd(p, b, g, count, a.lr, a.momentum, a.dampening, a.weight_decay, a.nesterov);
+          return;
+        }
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        const double pi = load_double(p, i * sp);
+        const double gi = load_double(g, i * sg) + a.weight_decay * pi;
+        double d = gi;
+        if (b) {
+          const double bi = a.momentum * load_double(b, i * sb) + (1 - a.dampening) * gi;
+          b[i * sb] = store_double<T>(bi);
+          d = a.nesterov ? gi + a.momentum * bi : bi;
+        }
+        p[i * sp] = store_double<T>(pi - a.lr * d);
+      }
+    });
+  });
+}
+
 }  // namespace
 
 ctl_status* run_cross_entropy(const OpContext& ctx) {
@@ -370,6 +410,43 @@ ctl_status* run_adamw_step(const OpContext& ctx) {
   if (grad.numel() == 0) return nullptr;
   const bool known =
       dispatch_float(grad.dtype, [&](auto tag) { adamw_elements<typename decltype(tag)::type>(ctx, grad, state, a); });
+  if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(grad.dtype));
+  return nullptr;
+}
+
+ctl_status* run_sgd_step(const OpContext& ctx) {
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 2, 2));
+  View grad, param, buffer;
+  bool has_buffer = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "grad", &grad));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "param", &param));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(1, "momentum_buf", &buffer, true, &has_buffer));
+  ctl_sgd_attrs a;
+  bool given = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_SGD_ATTRS_STRUCT_SIZE, "ctl_sgd_attrs", &given));
+  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; sgd_step needs a ctl_sgd_attrs");
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_sgd_attrs(a)));
+  if (has_buffer != (a.momentum != 0)) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "momentum is %g but output 1 (momentum_buf) is %s", a.momentum,
+                    has_buffer ? "given" : "NULL");
+  }
+  const View* state[2] = {&param, has_buffer ? &buffer : nullptr};
+  static const char* const names[2] = {"output 0 (param)", "output 1 (momentum_buf)"};
+  for (int i = 0; i < 2; ++i) {
+    if (!state[i]) continue;
+    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(*state[i], names[i], grad.dtype));
+    CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(*state[i], names[i], grad, "input 0 (grad)"));
+    // Read, then written: a broadcast axis would make parts race on one element.
+    for (uint32_t d = 0; d < grad.rank; ++d) {
+      if (state[i]->strides[d] == 0 && state[i]->shape[d] > 1) {
+        return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s is broadcast (stride 0) along axis %u; it is updated in place",
+                        names[i], d);
+      }
+    }
+  }
+  if (grad.numel() == 0) return nullptr;
+  const bool known = dispatch_float(
+      grad.dtype, [&](auto tag) { sgd_elements<typename decltype(tag)::type>(ctx, grad, param, state[1], a); });
   if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(grad.dtype));
   return nullptr;
 }

@@ -404,6 +404,35 @@ void softmax_rows(float* y, int64_t ys, const float* x, int64_t xs, int64_t rows
   for (int64_t i = 0; i < n; i += kLanes) stream_store(prev_y + i, load(prev_e + i) * prev_inv);
 }
 
+void sgd(float* param, float* momentum_buf, const float* grad, int64_t n, double lr, double momentum, double dampening,
+         double weight_decay, bool nesterov) {
+  enter();
+  const VD vlr = splat_d(lr), vm = splat_d(momentum), vkeep = splat_d(1 - dampening), vwd = splat_d(weight_decay);
+  int64_t i = 0;
+  for (; i + kHalf <= n; i += kHalf) {
+    const VD p = load_d(param + i);
+    const VD g = load_d(grad + i) + vwd * p;
+    VD d = g;
+    if (momentum_buf) {
+      const VD b = vm * load_d(momentum_buf + i) + vkeep * g;
+      store_d(momentum_buf + i, b);
+      d = nesterov ? g + vm * b : b;
+    }
+    store_d(param + i, p - vlr * d);
+  }
+  for (; i < n; ++i) {
+    const double p = param[i];
+    const double g = grad[i] + weight_decay * p;
+    double d = g;
+    if (momentum_buf) {
+      const double b = momentum * momentum_buf[i] + (1 - dampening) * g;
+      momentum_buf[i] = static_cast<float>(b);
+      d = nesterov ? g + momentum * b : b;
+    }
+    param[i] = static_cast<float>(p - lr * d);
+  }
+}
+
 double row_sum(const float* x, int64_t n) {
   enter();
   VD s0 = splat_d(0.0), s1 = s0;
@@ -627,6 +656,7 @@ constexpr VecKernels kTable = {kName,
                                row_max_logsum,
                                row_exp_sum,
                                adamw,
+                               sgd,
                                row_sum,
                                row_max,
                                row_min,

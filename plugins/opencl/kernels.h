@@ -42,6 +42,7 @@ ctl_status* run_random(const OpContext& ctx);
 ctl_status* run_cross_entropy(const OpContext& ctx);
 ctl_status* run_cross_entropy_backward(const OpContext& ctx);
 ctl_status* run_adamw_step(const OpContext& ctx);
+ctl_status* run_sgd_step(const OpContext& ctx);
 
 // conv_pool.cpp — direct convolution and pooling over NCHW
 ctl_status* run_conv2d(const OpContext& ctx);

@@ -1,5 +1,5 @@
-// training.cpp — the fused loss and optimizer steps: cross_entropy, its backward, and
-// adamw_step (kernels/training.cl).
+// training.cpp — the fused loss and optimizer steps: cross_entropy, its backward,
+// adamw_step and sgd_step (kernels/training.cl).
 //
 // The losses run one work-group per row over the last axis, the row reductions in local
 // memory with a power-of-two group size fixed by the kernel (never by the row count), so a
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "catalyst/sdk/adamw_attrs.hpp"
+#include "catalyst/sdk/sgd_attrs.hpp"
 #include "kernels.h"
 
 namespace catalyst::opencl {
@@ -228,6 +229,49 @@ ctl_status* run_adamw_step(const OpContext& ctx) {
                     compute_scalar(math, a.lr * a.weight_decay), compute_scalar(math, a.beta1),
                     compute_scalar(math, a.beta2), compute_scalar(math, a.eps), compute_scalar(math, correction1),
                     compute_scalar(math, correction2));
+}
+
+ctl_status* run_sgd_step(const OpContext& ctx) {
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 2, 2));
+  DeviceView grad, param, buffer;
+  bool has_buffer = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "grad", &grad));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "param", &param));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(1, "momentum_buf", &buffer, true, &has_buffer));
+  ctl_sgd_attrs a;
+  bool given = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_SGD_ATTRS_STRUCT_SIZE, "ctl_sgd_attrs", &given));
+  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; sgd_step needs a ctl_sgd_attrs");
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_sgd_attrs(a)));
+  if (has_buffer != (a.momentum != 0)) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "momentum is %g but output 1 (momentum_buf) is %s", a.momentum,
+                    has_buffer ? "given" : "NULL");
+  }
+  if (!has_buffer) buffer = param;  // an unused stand-in, so the kernel keeps one signature
+  static const char* const names[2] = {"output 0 (param)", "output 1 (momentum_buf)"};
+  const DeviceView* state[2] = {&param, &buffer};
+  for (int i = 0; i < (has_buffer ? 2 : 1); ++i) {
+    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(*state[i], names[i], grad.dtype));
+    CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(*state[i], names[i], grad, "input 0 (grad)"));
+    // Read, then written: a broadcast axis would make work-items race on one element.
+    for (uint32_t d = 0; d < grad.rank; ++d) {
+      if (state[i]->strides[d] == 0 && state[i]->shape[d] > 1) {
+        return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s is broadcast (stride 0) along axis %u; it is updated in place",
+                        names[i], d);
+      }
+    }
+  }
+  const DeviceView* views[3] = {&grad, &param, &buffer};
+  const Iteration it = make_iteration(views, 3);
+  if (it.numel == 0) return nullptr;
+  const ctl_dtype math = math_dtype(ctx);
+  Kernel* k = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(ctx.kernel("training", std::string("-DTA=") + dtype_tag(grad.dtype), "sgd_step", &k));
+  const cl_long n = it.numel;
+  const cl_int has_buffer_flag = has_buffer ? 1 : 0, nesterov_flag = a.nesterov ? 1 : 0;
+  return ctx.launch(k, n, grad, it.strides[0], param, it.strides[1], buffer, it.strides[2], it.rank, it.shape, n,
+                    compute_scalar(math, a.lr), compute_scalar(math, a.momentum), compute_scalar(math, 1 - a.dampening),
+                    compute_scalar(math, a.weight_decay), has_buffer_flag, nesterov_flag);
 }
 
 }  // namespace catalyst::opencl

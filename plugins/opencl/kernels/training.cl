@@ -1,4 +1,4 @@
-// training.cl — cross_entropy, its backward, and adamw_step. Built per logits/grad dtype
+// training.cl — cross_entropy, its backward, adamw_step and sgd_step. Built per logits/grad dtype
 // (TA) and, for the losses, target dtype (TB: i32 or i64).
 //
 // Every value is computed in MATH_T (double where the device has it) and rounded once when
@@ -204,5 +204,28 @@ __kernel void adamw_step(__global const T_(TA)* g, long g_offset, long8 g_stride
     STORE(TA, p, pi, param);
     STORE(TA, m, mi, avg);
     STORE(TA, v, vi, avg_sq);
+  }
+}
+
+// One SGD update per element (see ctl_sgd_attrs); keep = 1 - dampening. Without a momentum
+// buffer (has_buffer 0) b is param's buffer again and is not touched.
+__kernel void sgd_step(__global const T_(TA)* g, long g_offset, long8 g_strides, __global T_(TA)* p, long p_offset,
+                       long8 p_strides, __global T_(TA)* b, long b_offset, long8 b_strides, int rank, long8 shape,
+                       long n, MATH_T lr, MATH_T momentum, MATH_T keep, MATH_T weight_decay, int has_buffer,
+                       int nesterov) {
+  FOR_EACH_ITEM(i, n) {
+    const long8 index = ctl_unravel(i, rank, shape);
+    const long gi = g_offset + ctl_dot(index, g_strides);
+    const long pi = p_offset + ctl_dot(index, p_strides);
+    const MATH_T param = LOAD(TA, p, pi);
+    const MATH_T grad = (MATH_T)LOAD(TA, g, gi) + weight_decay * param;
+    MATH_T step = grad;
+    if (has_buffer) {
+      const long bi = b_offset + ctl_dot(index, b_strides);
+      const MATH_T buf = momentum * (MATH_T)LOAD(TA, b, bi) + keep * grad;
+      STORE(TA, b, bi, buf);
+      step = nesterov ? grad + momentum * buf : buf;
+    }
+    STORE(TA, p, pi, param - lr * step);
   }
 }

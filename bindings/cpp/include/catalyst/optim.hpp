@@ -45,20 +45,27 @@ inline double clip_grad_norm(const Runtime& runtime, const nn::NamedTensors& par
   return norm;
 }
 
-// SGD with momentum: buf = momentum * buf + g; p -= lr * buf.
+// SGD with momentum: buf = momentum * buf + g; p -= lr * buf (PyTorch's SGD: the buffer
+// starts at zero, so the first step's buffer is g), one fused sgd_step per parameter
+// (ABI 1.2: a device whose plugin predates it answers UNSUPPORTED).
 class SGD {
  public:
   SGD(nn::NamedTensors params, double momentum) : params_(std::move(params)), momentum_(momentum) {
-    for (const auto& [name, p] : params_) buffers_.push_back(Tensor::zeros(p.device(), p.dtype(), p.shape()));
+    if (momentum_ != 0) {
+      for (const auto& [name, p] : params_) buffers_.push_back(Tensor::zeros(p.device(), p.dtype(), p.shape()));
+    }
   }
   void step(const Runtime& runtime, double lr) {
     NoGrad no_grad(runtime);
     for (size_t i = 0; i < params_.size(); ++i) {
-      Tensor g = params_[i].second.grad();
+      const Tensor& p = params_[i].second;
+      Tensor g = p.grad();
       if (!g) continue;
-      Tensor buf = buffers_[i] * momentum_ + g;
-      copy_(buffers_[i], buf);
-      copy_(params_[i].second, params_[i].second - buf * lr);
+      ctl_sgd_attrs a{};
+      a.struct_size = CTL_SGD_ATTRS_STRUCT_SIZE;
+      a.lr = lr;
+      a.momentum = momentum_;
+      run_into(CTL_OP_SGD_STEP, {&g}, &a, {&p, momentum_ != 0 ? &buffers_[i] : nullptr});
     }
   }
   void zero_grad() {

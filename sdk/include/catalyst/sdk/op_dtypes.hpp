@@ -112,6 +112,8 @@ inline constexpr OpDtypes kOpDtypes[] = {
     {CTL_OP_MAX_POOL2D_BACKWARD, "max_pool2d_backward", kFloatDtypes, DtypeKey::kInput0},
     {CTL_OP_AVG_POOL2D, "avg_pool2d", kFloatDtypes, DtypeKey::kInput0},
     {CTL_OP_AVG_POOL2D_BACKWARD, "avg_pool2d_backward", kFloatDtypes, DtypeKey::kInput0},
+    // ABI 1.2
+    {CTL_OP_SGD_STEP, "sgd_step", kFloatDtypes, DtypeKey::kInput0},  // keyed by grad
 };
 
 // kOpDtypes by op id: every op call looks its op up, so one load instead of a scan.
