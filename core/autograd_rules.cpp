@@ -57,6 +57,15 @@ T scalar(const ctl_tensor* like, double value) {
   return T(t);
 }
 
+// g where x > 0, else 0: ReLU's gradient, 0 at x = 0 (PyTorch's convention) and where x is
+// NaN. One select, where a 0/1 mask and a product would take two passes and turn an
+// infinite g at x <= 0 into NaN.
+T pass_where_positive(ctl_tensor* x, ctl_tensor* g) {
+  T zero = scalar(g, 0);
+  T positive = binary(CTL_OP_GT, x, zero.get());
+  return run1(CTL_OP_WHERE, {positive.get(), g, zero.get()});
+}
+
 T scaled(ctl_tensor* x, double factor) {
   T s = scalar(x, factor);
   return binary(CTL_OP_MUL, x, s.get());
@@ -191,12 +200,9 @@ std::vector<T> unary_rule(const Node& n, ctl_tensor* g) {
       out[0] = binary(CTL_OP_MUL, g, d.get());
       break;
     }
-    case CTL_OP_RELU: {
-      T zero = scalar(x, 0);
-      T mask = cast(binary(CTL_OP_GT, x, zero.get()).get(), x->layout.dtype);
-      out[0] = binary(CTL_OP_MUL, g, mask.get());
+    case CTL_OP_RELU:
+      out[0] = pass_where_positive(x, g);
       break;
-    }
     case CTL_OP_GELU:
       out[0] = binary(CTL_OP_GELU_BACKWARD, g, x);
       break;
@@ -314,10 +320,14 @@ std::vector<T> where_rule(const Node& n, ctl_tensor* g) {
   ctl_tensor* c = n.inputs[0];
   T zero = scalar(g, 0);
   std::vector<T> out(3);
-  T ga = run1(CTL_OP_WHERE, {c, g, zero.get()});
-  T gb = run1(CTL_OP_WHERE, {c, zero.get(), g});
-  out[1] = reduce_to(ga.get(), shape_of(n.inputs[1]));
-  out[2] = reduce_to(gb.get(), shape_of(n.inputs[2]));
+  if (keeps_grad(n.inputs[1])) {
+    T ga = run1(CTL_OP_WHERE, {c, g, zero.get()});
+    out[1] = reduce_to(ga.get(), shape_of(n.inputs[1]));
+  }
+  if (keeps_grad(n.inputs[2])) {
+    T gb = run1(CTL_OP_WHERE, {c, zero.get(), g});
+    out[2] = reduce_to(gb.get(), shape_of(n.inputs[2]));
+  }
   return out;
 }
 
@@ -374,10 +384,7 @@ std::vector<T> matmul_rule(const Node& n, ctl_tensor* g) {
   } else if (m.activation == CTL_ACTIVATION_RELU) {
     // relu(z) > 0 exactly where z > 0, so the output gives the mask without recomputing
     // the product.
-    ctl_tensor* y = n.outputs[0];
-    T zero = scalar(y, 0);
-    T mask = cast(binary(CTL_OP_GT, y, zero.get()).get(), y->layout.dtype);
-    gz = binary(CTL_OP_MUL, g, mask.get());
+    gz = pass_where_positive(n.outputs[0], g);
   } else {  // GELU's derivative needs z itself: the product again, without the activation
     ctl_matmul_attrs linear = m;
     linear.activation = CTL_ACTIVATION_NONE;
