@@ -99,9 +99,14 @@ class CausalSelfAttention {
   Tensor operator()(const Tensor& x, const Tensor& mask) const {
     const Shape s = x.shape();
     const int64_t B = s[0], T = s[1], C = s[2], H = heads_, D = C / H;
-    Tensor both = qkv(x);                 // [B, T, 3C]
-    auto head_view = [&](int64_t part) {  // [B, H, T, D], a view
-      return both.slice(2, part * C, (part + 1) * C).reshape({B, T, H, D}).permute({0, 2, 1, 3});
+    // q, k and v each come from their third of the qkv weight (a strided view), rather than
+    // from slices of one [B, T, 3C] product: the gradient of a slice is a zero-filled
+    // tensor of the whole, so three slices of the activations cost three such tensors and
+    // two full-size additions per step, where slices of the weight cost that on [C, 3C].
+    auto head_view = [&](int64_t part) {  // [B, H, T, D], a view of x W[:, part] + b[part]
+      const Tensor w = qkv.weight.slice(1, part * C, (part + 1) * C);
+      const Tensor b = qkv.bias ? qkv.bias.slice(0, part * C, (part + 1) * C) : Tensor();
+      return matmul(x, w, b).reshape({B, T, H, D}).permute({0, 2, 1, 3});
     };
     Tensor q = head_view(0), k = head_view(1), v = head_view(2);
     MatmulOptions scores;
