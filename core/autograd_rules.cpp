@@ -437,13 +437,20 @@ std::vector<T> norm_rule(const Node& n, ctl_tensor* g) {
   ctl_tensor* x = n.inputs[0];
   ctl_tensor* w = n.inputs.size() > 1 ? n.inputs[1] : nullptr;
   ctl_tensor* b = layer && n.inputs.size() > 2 ? n.inputs[2] : nullptr;
-  // The forward statistics, recomputed (they are outputs only when the caller asked).
-  std::vector<ctl_tensor*> fwd_in = {x, w};
-  if (layer) fwd_in.push_back(b);
-  std::vector<T> fwd = run_n(n.op, fwd_in, &n.attrs.norm, layer ? 3 : 2);
+  // The forward statistics: recorded calls keep them (dispatch.cpp asks for them); a node
+  // without them has them recomputed.
+  const size_t stats = layer ? 2 : 1;
+  std::vector<ctl_tensor*> kept(n.outputs.begin() + 1, n.outputs.end());
+  std::vector<T> fwd;
+  if (kept.size() != stats || std::find(kept.begin(), kept.end(), nullptr) != kept.end()) {
+    std::vector<ctl_tensor*> fwd_in = {x, w};
+    if (layer) fwd_in.push_back(b);
+    fwd = run_n(n.op, fwd_in, &n.attrs.norm, 1 + stats);
+    kept.clear();
+    for (size_t i = 1; i < fwd.size(); ++i) kept.push_back(fwd[i].get());
+  }
   std::vector<ctl_tensor*> bwd_in = {g, x};
-  if (layer) bwd_in.push_back(fwd[1].get());
-  bwd_in.push_back(fwd[layer ? 2 : 1].get());
+  bwd_in.insert(bwd_in.end(), kept.begin(), kept.end());
   bwd_in.push_back(w);
   std::vector<T> grads =
       run_n(layer ? CTL_OP_LAYER_NORM_BACKWARD : CTL_OP_RMS_NORM_BACKWARD, bwd_in, nullptr, layer ? 3 : 2);
