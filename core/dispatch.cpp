@@ -167,6 +167,9 @@ ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
   ctl_status* fast_status = nullptr;
   if (try_elementwise_allocating(op, input_count, inputs, output_count, out_tensors, &fast_status)) return fast_status;
   CTL_CHECK_ARG(out_tensors || output_count == 0, "argument 'out_tensors' is NULL");
+  PreparedOp prepared;
+  CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, nullptr, true, &prepared));
+  // (Both special cases below look at the inputs only once prepare_op has checked them.)
   if ((op == CTL_OP_LAYER_NORM || op == CTL_OP_RMS_NORM) && output_count == 1 && will_record(op, input_count, inputs)) {
     // A recorded norm keeps its statistics for the backward pass, which would otherwise
     // compute the forward op again to get them.
@@ -177,8 +180,6 @@ ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
     out_tensors[0] = all[0];
     return nullptr;
   }
-  PreparedOp prepared;
-  CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, nullptr, true, &prepared));
   if (splits_for_autograd(prepared) && will_record(op, input_count, inputs)) {
     return run_matmul_then_gelu(prepared, input_count, inputs, out_tensors);
   }
