@@ -8,6 +8,7 @@
 #include "dtype_dispatch.h"
 #include "elementwise.h"
 #include "kernels.h"
+#include "plugin.h"
 #include "vec_kernels.h"
 
 namespace catalyst::cpu {
@@ -189,9 +190,75 @@ ctl_status* binary_views(const OpContext& ctx, View* a, View* b, View* out) {
   return nullptr;
 }
 
+// ---- small dense f32 arithmetic ------------------------------------------------------
+//
+// The most frequent call (a small add, sub, mul or div of dense f32 tensors of one shape)
+// is checked and run here without building Views: the same checks as check_view and
+// binary_views, specialised to dense views, then one vector call on this thread. Any call
+// this path does not accept, bad ones included, goes the general way, which reports the
+// error; so this path never fails and never changes a result.
+
+// True when v is a usable dense f32 view of `shape` (rank `rank`, `numel` > 0 elements):
+// row-major strides on every axis longer than 1, inside its buffer.
+bool dense_f32(const ctl_tensor_view* v, uint32_t rank, const int64_t* shape, int64_t numel) {
+  if (!v || v->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE || !v->buffer || raw_enum(v->dtype) != CTL_DTYPE_F32 ||
+      v->rank != rank) {
+    return false;
+  }
+  int64_t expected = 1;
+  for (uint32_t i = rank; i-- > 0;) {
+    if (v->shape[i] != shape[i] || v->strides[i] < 0) return false;
+    if (shape[i] != 1 && v->strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  // numel is small (the caller's bound), so the end cannot overflow.
+  return v->byte_offset <= v->buffer->size &&
+         static_cast<uint64_t>(numel) * sizeof(float) <= v->buffer->size - v->byte_offset;
+}
+
+bool run_small_dense_f32(const OpContext& ctx) {
+  const ctl_op_call& c = *ctx.call;
+  if (c.input_count != 2 || c.output_count != 1 || !c.inputs || !c.outputs || !c.outputs[0]) return false;
+  VecBinary op;
+  switch (c.op) {
+    case CTL_OP_ADD:
+      op = VecBinary::kAdd;
+      break;
+    case CTL_OP_SUB:
+      op = VecBinary::kSub;
+      break;
+    case CTL_OP_MUL:
+      op = VecBinary::kMul;
+      break;
+    case CTL_OP_DIV:
+      op = VecBinary::kDiv;
+      break;
+    default:
+      return false;
+  }
+  const ctl_tensor_view* out = c.outputs[0];
+  if (out->rank > CTL_MAX_RANK) return false;
+  int64_t numel = 1;
+  for (uint32_t i = 0; i < out->rank; ++i) {
+    if (out->shape[i] < 0 || out->shape[i] > kCheapGrain) return false;
+    numel *= out->shape[i];
+    if (numel > kCheapGrain) return false;  // big enough to split: the general path
+  }
+  if (numel == 0 || !dense_f32(out, out->rank, out->shape, numel) ||
+      !dense_f32(c.inputs[0], out->rank, out->shape, numel) || !dense_f32(c.inputs[1], out->rank, out->shape, numel)) {
+    return false;
+  }
+  auto data = [](const ctl_tensor_view* v) {
+    return reinterpret_cast<float*>(static_cast<char*>(v->buffer->data) + v->byte_offset);
+  };
+  vec_kernels().binary(op, data(out), data(c.inputs[0]), 1, data(c.inputs[1]), 1, numel, false);
+  return true;
+}
+
 }  // namespace
 
 ctl_status* run_binary(const OpContext& ctx) {
+  if (run_small_dense_f32(ctx)) return nullptr;
   View a, b, out;
   CTL_SDK_RETURN_IF_ERROR(binary_views(ctx, &a, &b, &out));
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", a.dtype));
