@@ -237,7 +237,7 @@ bool run_small_dense_f32(const OpContext& ctx) {
       return false;
   }
   const ctl_tensor_view* out = c.outputs[0];
-  if (out->rank > CTL_MAX_RANK) return false;
+  if (out->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE || out->rank > CTL_MAX_RANK) return false;
   int64_t numel = 1;
   for (uint32_t i = 0; i < out->rank; ++i) {
     if (out->shape[i] < 0 || out->shape[i] > kCheapGrain) return false;
