@@ -127,6 +127,44 @@ bool will_record(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs) {
   return any && recording(first);
 }
 
+bool run_for_backward(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                      size_t output_count, ctl_tensor** out_tensors, ctl_status** status) {
+  const ctl_op_id op = prepared.op;
+  const bool norm = (op == CTL_OP_LAYER_NORM || op == CTL_OP_RMS_NORM) && output_count == 1;
+  bool gelu = false;
+  if (op == CTL_OP_MATMUL && prepared.has_attrs) {
+    // ReLU needs no split (its mask is the output's sign); f16/bf16 stay fused, since
+    // storing z would round it once more.
+    const ctl_activation a = prepared.attrs.matmul.activation;
+    const ctl_dtype d = prepared.outputs[0].dtype;
+    gelu = (a == CTL_ACTIVATION_GELU || a == CTL_ACTIVATION_GELU_TANH) && (d == CTL_DTYPE_F32 || d == CTL_DTYPE_F64);
+  }
+  if (!(norm || gelu) || !will_record(op, input_count, inputs)) return false;
+  if (norm) {
+    ctl_tensor* all[3] = {};
+    const size_t count = op == CTL_OP_LAYER_NORM ? 3 : 2;
+    *status = run_op(op, input_count, inputs, attrs, count, all);
+    if (*status) return true;
+    for (size_t i = 1; i < count; ++i) ctl_tensor_release(all[i]);  // the record holds them
+    out_tensors[0] = all[0];
+    return true;
+  }
+  // The caller's attributes again (the prepared ones hold the transposes as strides),
+  // without the activation.
+  ctl_matmul_attrs linear = prepared.attrs.matmul;
+  linear.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
+  linear.transpose_a = prepared.matmul_transposes[0];
+  linear.transpose_b = prepared.matmul_transposes[1];
+  linear.activation = CTL_ACTIVATION_NONE;
+  ctl_tensor* z = nullptr;
+  *status = run_op(CTL_OP_MATMUL, input_count, inputs, &linear, 1, &z);
+  if (*status) return true;
+  const ctl_op_id activation = prepared.attrs.matmul.activation == CTL_ACTIVATION_GELU ? CTL_OP_GELU : CTL_OP_GELU_TANH;
+  *status = run_op(activation, 1, &z, nullptr, 1, out_tensors);
+  ctl_tensor_release(z);  // the activation's node keeps it
+  return true;
+}
+
 void record_op(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, size_t output_count,
                ctl_tensor* const* outputs) {
   const ctl_op_id op = prepared.op;

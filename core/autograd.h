@@ -56,6 +56,16 @@ bool keeps_grad(const ctl_tensor* input);
 // records, the op is differentiable and some input keeps a gradient.
 bool will_record(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs);
 
+// Runs an allocating call that will be recorded in a form that keeps what its backward
+// pass needs, when it has one: an f32/f64 matmul with GELU as the product and then the
+// activation op (the rule reads z instead of computing the product again), layer_norm and
+// rms_norm with their statistics (the rule does not run the forward op again). Returns
+// false, doing nothing, for any other call; else sets *status and returns true.
+// `prepared` is the call (input_count, inputs, attrs, output_count) prepared and checked by
+// prepare_op.
+bool run_for_backward(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                      size_t output_count, ctl_tensor** out_tensors, ctl_status** status);
+
 // Records an allocating op call that succeeded. Does nothing when the runtime is not
 // recording, the op is not differentiable, or no input tracks gradients.
 void record_op(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, size_t output_count,

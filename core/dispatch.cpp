@@ -129,37 +129,6 @@ ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* 
   return execute_call(prepared.device, plugin_call.call);
 }
 
-// A recorded f32/f64 matmul with a GELU runs as the product and then the activation op,
-// each recorded, so that the backward pass reads the pre-activation values instead of
-// computing the product a second time. (ReLU needs no such split: its mask is the
-// output's sign. f16/bf16 stay fused, since storing z would round it once more.)
-bool splits_for_autograd(const PreparedOp& prepared) {
-  if (prepared.op != CTL_OP_MATMUL || !prepared.has_attrs) return false;
-  const ctl_activation a = prepared.attrs.matmul.activation;
-  const ctl_dtype d = prepared.outputs[0].dtype;
-  return (a == CTL_ACTIVATION_GELU || a == CTL_ACTIVATION_GELU_TANH) && (d == CTL_DTYPE_F32 || d == CTL_DTYPE_F64);
-}
-
-ctl_status* run_matmul_then_gelu(PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs,
-                                 ctl_tensor** out_tensor) {
-  const ctl_op_id gelu = prepared.attrs.matmul.activation == CTL_ACTIVATION_GELU ? CTL_OP_GELU : CTL_OP_GELU_TANH;
-  prepared.attrs.matmul.activation = CTL_ACTIVATION_NONE;
-  const OutputSpec& spec = prepared.outputs[0];
-  ctl_tensor* z = nullptr;
-  CTL_RETURN_IF_ERROR(allocate_tensor(prepared.device, spec.dtype, spec.rank, spec.shape.data(), &z));
-  ctl_status* status = submit(prepared, 1, &z);
-  if (!status) {
-    try {
-      record_op(prepared, input_count, inputs, 1, &z);
-    } catch (const std::bad_alloc&) {
-      status = make_status(CTL_STATUS_OUT_OF_MEMORY, "matmul: out of memory recording the op for autograd");
-    }
-  }
-  if (!status) status = run_op(gelu, 1, &z, nullptr, 1, out_tensor);
-  ctl_tensor_release(z);  // the activation's node keeps it
-  return status;
-}
-
 }  // namespace
 
 ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs, size_t output_count,
@@ -169,19 +138,11 @@ ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
   CTL_CHECK_ARG(out_tensors || output_count == 0, "argument 'out_tensors' is NULL");
   PreparedOp prepared;
   CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, nullptr, true, &prepared));
-  // (Both special cases below look at the inputs only once prepare_op has checked them.)
-  if ((op == CTL_OP_LAYER_NORM || op == CTL_OP_RMS_NORM) && output_count == 1 && will_record(op, input_count, inputs)) {
-    // A recorded norm keeps its statistics for the backward pass, which would otherwise
-    // compute the forward op again to get them.
-    ctl_tensor* all[3] = {};
-    const size_t count = op == CTL_OP_LAYER_NORM ? 3 : 2;
-    CTL_RETURN_IF_ERROR(run_op(op, input_count, inputs, attrs, count, all));
-    for (size_t i = 1; i < count; ++i) ctl_tensor_release(all[i]);  // the record holds them
-    out_tensors[0] = all[0];
-    return nullptr;
-  }
-  if (splits_for_autograd(prepared) && will_record(op, input_count, inputs)) {
-    return run_matmul_then_gelu(prepared, input_count, inputs, out_tensors);
+  // Recorded calls that keep more for the backward pass (after prepare_op: they look at
+  // the inputs' autograd state only once the inputs are known to be tensors).
+  ctl_status* recorded_status = nullptr;
+  if (run_for_backward(prepared, input_count, inputs, attrs, output_count, out_tensors, &recorded_status)) {
+    return recorded_status;
   }
   SmallVector<ctl_tensor*, kInlineOutputs> outputs;
   outputs.assign(output_count, nullptr);
