@@ -694,15 +694,9 @@ class Preparer {
     if (!attrs_) return make_status(CTL_STATUS_INVALID_ARGUMENT, "sgd_step: attrs is NULL; pass a ctl_sgd_attrs");
     CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_SGD_ATTRS_STRUCT_SIZE, &a));
     out_->has_attrs = true;
-    const sdk::Check check = sdk::check_sgd_attrs(a);
-    if (!check.ok()) return make_status(check.code, "sgd_step: %s", check.message);
     const bool buffer = outputs_ && outputs_[1];
-    if (buffer != (a.momentum != 0)) {
-      return make_status(CTL_STATUS_INVALID_ARGUMENT,
-                         a.momentum != 0 ? "sgd_step: momentum is %g but outputs[1] (momentum_buf) is NULL"
-                                         : "sgd_step: momentum is %g, so outputs[1] (momentum_buf) must be NULL",
-                         a.momentum);
-    }
+    const sdk::Check check = sdk::check_sgd_attrs(a, buffer);
+    if (!check.ok()) return make_status(check.code, "sgd_step: %s", check.message);
     const Layout& g = layout(0);
     out_->outputs.assign(2, spec_of(g.dtype, g.rank, g.shape.data()));
     out_->outputs[1].present = buffer;

@@ -211,15 +211,12 @@ ctl_status* run_sgd_step(const Call& call) {
   bool present = false;
   CTL_SDK_RETURN_IF_ERROR(read_attrs(call, CTL_SGD_ATTRS_STRUCT_SIZE, &a, &present));
   if (!present) return call.invalid("attrs are NULL; the step needs a ctl_sgd_attrs");
-  const sdk::Check check = sdk::check_sgd_attrs(a);
-  if (!check.ok()) return call.invalid("%s", check.message);
   const Operand& grad = call.in[0];
   const Operand& param = call.out[0];
   const Operand absent;
   const Operand& buffer = call.out.size() > 1 ? call.out[1] : absent;  // the registry allows one output
-  if (buffer.present() != (a.momentum != 0)) {
-    return call.invalid("momentum is %g but momentum_buf is %s", a.momentum, buffer.present() ? "given" : "NULL");
-  }
+  const sdk::Check check = sdk::check_sgd_attrs(a, buffer.present());
+  if (!check.ok()) return call.invalid("%s", check.message);
   CTL_SDK_RETURN_IF_ERROR(require_same_shape(call, "param", param, "grad", grad));
   if (buffer.present()) CTL_SDK_RETURN_IF_ERROR(require_same_shape(call, "momentum_buf", buffer, "grad", grad));
   sdk::StridedWalker<3> walk(grad.rank, grad.shape);

@@ -80,16 +80,31 @@ inline C apply(C a, C b) {
   }
 }
 
+// The vector kernel's form of an op: true for add, sub, mul and div.
+constexpr bool vec_binary_of(ctl_op_id op, VecBinary* out) {
+  switch (op) {
+    case CTL_OP_ADD:
+      *out = VecBinary::kAdd;
+      return true;
+    case CTL_OP_SUB:
+      *out = VecBinary::kSub;
+      return true;
+    case CTL_OP_MUL:
+      *out = VecBinary::kMul;
+      return true;
+    case CTL_OP_DIV:
+      *out = VecBinary::kDiv;
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <ctl_op_id Op>
 constexpr VecBinary vec_binary() {
-  if constexpr (Op == CTL_OP_ADD)
-    return VecBinary::kAdd;
-  else if constexpr (Op == CTL_OP_SUB)
-    return VecBinary::kSub;
-  else if constexpr (Op == CTL_OP_MUL)
-    return VecBinary::kMul;
-  else
-    return VecBinary::kDiv;
+  VecBinary v{};
+  vec_binary_of(Op, &v);
+  return v;
 }
 
 template <ctl_op_id Op>
@@ -220,22 +235,7 @@ bool run_small_dense_f32(const OpContext& ctx) {
   const ctl_op_call& c = *ctx.call;
   if (c.input_count != 2 || c.output_count != 1 || !c.inputs || !c.outputs || !c.outputs[0]) return false;
   VecBinary op;
-  switch (c.op) {
-    case CTL_OP_ADD:
-      op = VecBinary::kAdd;
-      break;
-    case CTL_OP_SUB:
-      op = VecBinary::kSub;
-      break;
-    case CTL_OP_MUL:
-      op = VecBinary::kMul;
-      break;
-    case CTL_OP_DIV:
-      op = VecBinary::kDiv;
-      break;
-    default:
-      return false;
-  }
+  if (!vec_binary_of(c.op, &op)) return false;
   const ctl_tensor_view* out = c.outputs[0];
   if (out->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE || out->rank > CTL_MAX_RANK) return false;
   int64_t numel = 1;

@@ -16,6 +16,7 @@
 
 #include "catalyst/sdk/adamw_attrs.hpp"
 #include "catalyst/sdk/sgd_attrs.hpp"
+#include "catalyst/sdk/view_check.hpp"
 #include "dtype_dispatch.h"
 #include "kernels.h"
 #include "tensor_iter.h"
@@ -394,13 +395,7 @@ ctl_status* run_adamw_step(const OpContext& ctx) {
   for (int i = 0; i < 3; ++i) {
     CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(state[i], names[i], grad.dtype));
     CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(state[i], names[i], grad, "input 0 (grad)"));
-    // Read, then written: a broadcast axis would make parts race on one element.
-    for (uint32_t d = 0; d < grad.rank; ++d) {
-      if (state[i].strides[d] == 0 && state[i].shape[d] > 1) {
-        return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s is broadcast (stride 0) along axis %u; it is updated in place",
-                        names[i], d);
-      }
-    }
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_distinct(state[i], names[i], "it is updated in place")));
   }
   ctl_adamw_attrs a;
   bool given = false;
@@ -425,24 +420,14 @@ ctl_status* run_sgd_step(const OpContext& ctx) {
   bool given = false;
   CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_SGD_ATTRS_STRUCT_SIZE, "ctl_sgd_attrs", &given));
   if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; sgd_step needs a ctl_sgd_attrs");
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_sgd_attrs(a)));
-  if (has_buffer != (a.momentum != 0)) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "momentum is %g but output 1 (momentum_buf) is %s", a.momentum,
-                    has_buffer ? "given" : "NULL");
-  }
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_sgd_attrs(a, has_buffer)));
   const View* state[2] = {&param, has_buffer ? &buffer : nullptr};
   static const char* const names[2] = {"output 0 (param)", "output 1 (momentum_buf)"};
   for (int i = 0; i < 2; ++i) {
     if (!state[i]) continue;
     CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(*state[i], names[i], grad.dtype));
     CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(*state[i], names[i], grad, "input 0 (grad)"));
-    // Read, then written: a broadcast axis would make parts race on one element.
-    for (uint32_t d = 0; d < grad.rank; ++d) {
-      if (state[i]->strides[d] == 0 && state[i]->shape[d] > 1) {
-        return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s is broadcast (stride 0) along axis %u; it is updated in place",
-                        names[i], d);
-      }
-    }
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_distinct(*state[i], names[i], "it is updated in place")));
   }
   if (grad.numel() == 0) return nullptr;
   const bool known = dispatch_float(

@@ -9,6 +9,7 @@
 
 #include "catalyst/sdk/check.hpp"
 #include "catalyst/sdk/raw_field.hpp"
+#include "catalyst/sdk/view_check.hpp"  // check_distinct, used with these checks
 #include "catalyst_plugin.h"
 
 namespace catalyst::sdk {
@@ -133,18 +134,6 @@ Check check_shape4(const View& v, const char* what, const int64_t (&shape)[4]) {
       static_cast<long long>(v.shape[0]), static_cast<long long>(v.shape[1]), static_cast<long long>(v.shape[2]),
       static_cast<long long>(v.shape[3]), static_cast<long long>(shape[0]), static_cast<long long>(shape[1]),
       static_cast<long long>(shape[2]), static_cast<long long>(shape[3]));
-}
-
-// Outputs are written one element per thread: a broadcast axis would make threads race.
-template <class View>
-Check check_distinct(const View& v, const char* what) {
-  for (uint32_t d = 0; d < v.rank; ++d) {
-    if (v.strides[d] == 0 && v.shape[d] > 1) {
-      return check_failed(CTL_STATUS_INVALID_ARGUMENT,
-                          "%s is broadcast (stride 0) along axis %u; outputs need distinct elements", what, d);
-    }
-  }
-  return Check();
 }
 
 }  // namespace catalyst::sdk

@@ -10,8 +10,9 @@
 namespace catalyst::sdk {
 
 // The attrs of a call that has them: all finite, momentum >= 0, dampening in [0, 1], and
-// Nesterov only with momentum and without dampening (its look-ahead assumes both).
-inline Check check_sgd_attrs(const ctl_sgd_attrs& a) {
+// Nesterov only with momentum and without dampening (its look-ahead assumes both); and
+// output 1, the momentum buffer, given (`has_buffer`) exactly when momentum is not 0.
+inline Check check_sgd_attrs(const ctl_sgd_attrs& a, bool has_buffer) {
   const bool finite =
       std::isfinite(a.lr) && std::isfinite(a.momentum) && std::isfinite(a.dampening) && std::isfinite(a.weight_decay);
   if (!finite || !(a.momentum >= 0) || !(a.dampening >= 0 && a.dampening <= 1)) {
@@ -25,6 +26,12 @@ inline Check check_sgd_attrs(const ctl_sgd_attrs& a) {
                         "attrs ask for Nesterov momentum with momentum %g and dampening %g; it needs momentum > 0 "
                         "and dampening 0",
                         a.momentum, a.dampening);
+  }
+  if (has_buffer != (a.momentum != 0)) {
+    return check_failed(CTL_STATUS_INVALID_ARGUMENT,
+                        a.momentum != 0 ? "momentum is %g but output 1 (momentum_buf) is NULL"
+                                        : "momentum is %g, so output 1 (momentum_buf) must be NULL",
+                        a.momentum);
   }
   return Check();
 }

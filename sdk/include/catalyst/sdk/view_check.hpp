@@ -73,4 +73,16 @@ Check check_view(const ctl_tensor_view* v, const char* kind, uint32_t index, con
   return Check();
 }
 
+// Outputs are written one element per thread (and in-place outputs read, then written): a
+// broadcast axis would make threads race on one element. `why` ends the message.
+template <class View>
+Check check_distinct(const View& v, const char* what, const char* why = "outputs need distinct elements") {
+  for (uint32_t d = 0; d < v.rank; ++d) {
+    if (v.strides[d] == 0 && v.shape[d] > 1) {
+      return check_failed(CTL_STATUS_INVALID_ARGUMENT, "%s is broadcast (stride 0) along axis %u; %s", what, d, why);
+    }
+  }
+  return Check();
+}
+
 }  // namespace catalyst::sdk
