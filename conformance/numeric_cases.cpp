@@ -165,6 +165,9 @@ void where_cases(Catalog& cat, ctl_dtype d) {
       {{{{4, 3}, Layout::kSliced}, {{4, 3}, Layout::kExpanded}, {{4, 3}, Layout::kContiguous}}},
       {{{{}, Layout::kContiguous}, {{2, 3}, Layout::kContiguous}, {{3}, Layout::kContiguous}}},
       {{{{0, 2}, Layout::kContiguous}, {{2}, Layout::kContiguous}, {{1}, Layout::kContiguous}}},
+      // A dense condition with one branch a scalar: ReLU's gradient, where(x > 0, g, 0).
+      {{{{5, 37}, Layout::kContiguous}, {{5, 37}, Layout::kContiguous}, {{}, Layout::kContiguous}}},
+      {{{{5, 37}, Layout::kContiguous}, {{}, Layout::kContiguous}, {{5, 37}, Layout::kContiguous}}},
   };
   for (const auto& s : fixed) {
     cat.add(CTL_OP_WHERE, {d, CTL_DTYPE_BOOL}, shaped_label({s[0], s[1], s[2]}), [=](Harness& h) {

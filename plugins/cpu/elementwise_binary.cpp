@@ -355,10 +355,28 @@ ctl_status* run_where(const OpContext& ctx) {
         const uint8_t* __restrict c = pc + off[1];
         const R* __restrict x = pa + off[2];
         const R* __restrict y = pb + off[3];
+        // Both values are loaded before the choice, so the dense forms vectorise into a
+        // blend; a branch on the condition would be mispredicted about half the time on
+        // a mask like ReLU's (where(x > 0, g, 0) in its gradient), 3 ns an element.
+        auto dense = [&](auto a_step, auto b_step) {
+          for (int64_t i = 0; i < n; ++i) {
+            const R xv = x[i * a_step], yv = y[i * b_step];
+            o[i] = c[i] ? xv : yv;
+          }
+        };
+        using One = std::integral_constant<int64_t, 1>;
+        using Zero = std::integral_constant<int64_t, 0>;
         if (so == 1 && sc == 1 && sa == 1 && sb == 1) {
-          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+          dense(One{}, One{});
+        } else if (so == 1 && sc == 1 && sa == 1 && sb == 0) {
+          dense(One{}, Zero{});
+        } else if (so == 1 && sc == 1 && sa == 0 && sb == 1) {
+          dense(Zero{}, One{});
         } else {
-          for (int64_t i = 0; i < n; ++i) o[i * so] = c[i * sc] ? x[i * sa] : y[i * sb];
+          for (int64_t i = 0; i < n; ++i) {
+            const R xv = x[i * sa], yv = y[i * sb];
+            o[i * so] = c[i * sc] ? xv : yv;
+          }
         }
       });
     });
