@@ -4,9 +4,10 @@
 // them when it is broadcast over the batch, and shared by the threads. Each thread takes
 // blocks of kMc rows of A, packs them for the whole depth, and walks the output in
 // kMc x kNc blocks, one depth block (kDepthChunks tile rows) at a time: the A and B
-// slices of a depth block (512 KiB each) stay in L2 while every 32 x 32 tile of the
+// slices of a depth block (256 KiB each) stay in L2 while every 32 x 32 tile of the
 // block is computed, and the f32 partial sums of the block (kMc x kNc, 256 KiB) stay in
-// cache between depth blocks. The last depth block writes the output through alpha,
+// cache between depth blocks. Within a block, the two B panels of one column pair
+// (32 KiB) stay in L1 while the row pairs' A panels stream past them from L2. The last depth block writes the output through alpha,
 // beta, bias and activation, rounding once to f16/bf16.
 #include "gemm_half.h"
 
@@ -20,7 +21,10 @@
 namespace catalyst::cpu {
 namespace {
 
-constexpr int64_t kDepthChunks = 32;  // packed depth of one tile product: 32 x 32 values
+// Packed depth of one tile product. 16 chunks keep a B panel pair in L1 (32 of 48 KiB);
+// at 32 chunks (64 KiB) both operands streamed from L2 and bf16 ran about 25% slower
+// (interleaved runs of matmul/bf16/2048 and matmul/f16/2048, 1 thread).
+constexpr int64_t kDepthChunks = 16;
 constexpr int64_t kMc = 256;          // rows of A a thread packs at once
 constexpr int64_t kNc = 256;          // columns a depth block runs over before the next
 
