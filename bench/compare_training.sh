@@ -9,8 +9,8 @@
 # same drift in machine load; each run reports its median step time, and the table shows
 # the median of those. Environment:
 #   BENCH_REPEATS      runs of each framework per model (default 3)
-#   BENCH_MLP_STEPS    timed MLP steps per run (default 20), BENCH_MLP_WARMUP (default 2)
-#   BENCH_GPT_STEPS    timed GPT steps per run (default 5),  BENCH_GPT_WARMUP (default 2)
+#   BENCH_MLP_STEPS    timed MLP steps per run (default 100), BENCH_MLP_WARMUP (default 10)
+#   BENCH_GPT_STEPS    timed GPT steps per run (default 10), BENCH_GPT_WARMUP (default 3)
 #   BENCH_MODELS       which models (default "mlp gpt")
 #   BENCH_DEVICE       Catalyst device spec (default: the default device)
 #   PYTHON             the interpreter with torch (default /usr/bin/python3)
@@ -67,8 +67,8 @@ catalyst_run() {
 
 for model in $models; do
   case $model in
-    mlp) steps=${BENCH_MLP_STEPS:-20} warmup=${BENCH_MLP_WARMUP:-2} ;;
-    gpt) steps=${BENCH_GPT_STEPS:-5} warmup=${BENCH_GPT_WARMUP:-2} ;;
+    mlp) steps=${BENCH_MLP_STEPS:-100} warmup=${BENCH_MLP_WARMUP:-10} ;;
+    gpt) steps=${BENCH_GPT_STEPS:-10} warmup=${BENCH_GPT_WARMUP:-3} ;;
     *) echo "compare_training.sh: unknown model '$model' (mlp, gpt)" >&2; exit 2 ;;
   esac
   i=1
