@@ -8,10 +8,12 @@
 // The bound is conformance's for matmul (conformance/tolerance.h, kSum): the error of a
 // sum of K terms accumulated in f32, (K + 2) 2^-24 S with S = |alpha| |a| @ |b| +
 // |beta out| + |bias|, plus one rounding to the 16-bit output type.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "catalyst/sdk/half.hpp"
 #include "test_support.hpp"
@@ -330,6 +332,45 @@ TEST_F(MatmulHalf, F16SingleProductsRoundOnce) {
                       << want;
       }
     }
+  }
+}
+
+// Deep f16 products may leave out the lo x lo part of each product (gemm_amx.h); the
+// result must still meet the matmul bound. These inputs make that part as large as it
+// gets and all of one sign, while the products themselves nearly cancel: a = x = 1 + 2^-8
+// (a tie that rounds down to hi = 1, lo = +2^-8) and b alternating x and -y with
+// y = 1 + 3 2^-8 (a tie that rounds up, lo = -2^-8), so every a_lo b_lo is +2^-16. With
+// the lo x lo part left out at K = 100 the error would be 1.4 times the bound; at
+// K = 1030 and 2048 it is under a quarter of it.
+TEST_F(MatmulHalf, F16DeepProductsMeetTheBoundOnAdversarialInputs) {
+  const double x = 1 + std::ldexp(1.0, -8), y = 1 + 3 * std::ldexp(1.0, -8);
+  const uint16_t hx = catalyst::sdk::double_to_half(x), hy = catalyst::sdk::double_to_half(-y);
+  ASSERT_EQ(catalyst::sdk::half_to_float(hx), x);
+  ASSERT_EQ(catalyst::sdk::half_to_float(hy), -y);
+  const int64_t M = 33, N = 35;
+  for (int64_t K : {int64_t{100}, int64_t{1030}, int64_t{2048}}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    std::vector<uint16_t> a(static_cast<size_t>(M * K), hx), b(static_cast<size_t>(K * N));
+    for (int64_t k = 0; k < K; ++k) {
+      for (int64_t j = 0; j < N; ++j) b[static_cast<size_t>(k * N + j)] = k % 2 == 0 ? hx : hy;
+    }
+    Tensor ta = from_vector(device_, CTL_DTYPE_F16, {M, K}, a);
+    Tensor tb = from_vector(device_, CTL_DTYPE_F16, {K, N}, b);
+    ctl_tensor* raw = nullptr;
+    CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
+    Tensor out(raw);
+    const std::vector<uint16_t> got = to_vector<uint16_t>(out.get());
+    double sum = 0, mag = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      const double p = x * (k % 2 == 0 ? x : -y);
+      sum += p;
+      mag += std::fabs(p);
+    }
+    const double u = std::ldexp(1.0, -11), u_acc = std::ldexp(1.0, -24);
+    const double bound = (K + 2) * u_acc * mag + 2 * u * std::fabs(sum) + std::ldexp(1.0, -14);
+    double worst = 0;
+    for (uint16_t v : got) worst = std::max(worst, std::fabs(catalyst::sdk::half_to_float(v) - sum));
+    EXPECT_LE(worst, bound) << "expected " << sum << ", worst error " << worst;
   }
 }
 

@@ -12,6 +12,11 @@
 // and each depth k becomes four packed values, A: (hi, lo, hi, lo), B: (hi, hi, lo, lo).
 // The pairs then give a_hi b_hi + a_lo b_hi and a_hi b_lo + a_lo b_lo: the product a b
 // exactly, summed in f32 like the f32 GEMM, so f16 loses nothing to the bf16 hardware.
+//
+// Deep f16 products (gemm_half.cpp) instead pack the hi and lo parts as two bf16 planes
+// (kF16Hi, kF16Lo), hi rounded to nearest even so that |lo| <= 2^-8 |x|, and sum three
+// plane products, a_hi b_hi + a_lo b_hi + a_hi b_lo: a quarter less tile work, leaving
+// out a_lo b_lo, at most 2^-16 |a b| per product.
 #pragma once
 
 #include <cstdint>
@@ -23,13 +28,15 @@ namespace catalyst::cpu {
 enum class HalfKind {
   kBf16,      // one packed value per depth
   kF16Split,  // four packed values per depth (hi/lo split, see above)
+  kF16Hi,     // one packed value per depth: bf16 hi of the f16, rounded to nearest even
+  kF16Lo,     // one packed value per depth: x - hi (3 significant bits, exact in bf16)
 };
 constexpr int64_t kAmxChunk = 32;        // packed values per tile row
 constexpr int64_t kAmxPanelChunk = 512;  // 16-bit values in one chunk of a panel
 
 // Packed values per depth of a kind.
 inline int64_t packed_per_depth(HalfKind kind) {
-  return kind == HalfKind::kBf16 ? 1 : 4;
+  return kind == HalfKind::kF16Split ? 4 : 1;
 }
 
 // Packs rows [0, rows) x depth [0, depth) of a 16-bit matrix (element (i, k) at

@@ -29,18 +29,40 @@ inline void split_f16(uint16_t h, uint16_t* hi, uint16_t* lo) {
   *lo = static_cast<uint16_t>(lo_bits >> 16);  // the low 16 bits of rest are zero
 }
 
+// One plane of an f16 value (kF16Hi or kF16Lo): hi is x rounded to bf16, to nearest even
+// (x is finite and f16's range lies far inside bf16's, so this never overflows); lo = x -
+// hi is exact in f32 and has at most 3 significant bits, so its low 16 bits are zero.
+inline uint16_t f16_plane(uint16_t h, bool lo) {
+  const float x = sdk::half_to_float(h);
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const uint32_t hi_bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  if (!lo) return static_cast<uint16_t>(hi_bits >> 16);
+  float hi_value;
+  std::memcpy(&hi_value, &hi_bits, sizeof hi_value);
+  const float rest = x - hi_value;
+  uint32_t lo_bits;
+  std::memcpy(&lo_bits, &rest, sizeof lo_bits);
+  return static_cast<uint16_t>(lo_bits >> 16);
+}
+
+// The packed value of one source element for the one-per-depth kinds.
+inline uint16_t plane_value(HalfKind kind, uint16_t v) {
+  return kind == HalfKind::kBf16 ? v : f16_plane(v, kind == HalfKind::kF16Lo);
+}
+
 // Packed value `kp` of a depth row for one source element pointer getter; used by the
 // general-stride packers. `at(k)` returns the 16-bit source element at depth k.
 template <class At>
 inline uint16_t packed_a_value(HalfKind kind, int64_t kp, const At& at) {
-  if (kind == HalfKind::kBf16) return at(kp);
+  if (kind != HalfKind::kF16Split) return plane_value(kind, at(kp));
   uint16_t hi, lo;
   split_f16(at(kp >> 2), &hi, &lo);
   return (kp & 1) ? lo : hi;  // A: hi, lo, hi, lo
 }
 template <class At>
 inline uint16_t packed_b_value(HalfKind kind, int64_t kp, const At& at) {
-  if (kind == HalfKind::kBf16) return at(kp);
+  if (kind != HalfKind::kF16Split) return plane_value(kind, at(kp));
   uint16_t hi, lo;
   split_f16(at(kp >> 2), &hi, &lo);
   return (kp & 2) ? lo : hi;  // B: hi, hi, lo, lo
@@ -54,9 +76,29 @@ CTL_CPU_AVX512_HALF inline __m512i split_f16_x16(__m256i h) {
   return _mm512_or_si512(_mm512_srli_epi32(hi, 16), _mm512_castps_si512(rest));
 }
 
+// 16 f16 values (lanes of h) -> their hi or lo plane values (as f16_plane), one per
+// 32-bit lane, in the low 16 bits.
+CTL_CPU_AVX512_HALF inline __m512i f16_plane_x16(__m256i h, bool lo) {
+  const __m512 x = _mm512_cvtph_ps(h);
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i hi = _mm512_and_si512(_mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)),
+                                      _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
+  if (!lo) return _mm512_srli_epi32(hi, 16);
+  return _mm512_srli_epi32(_mm512_castps_si512(_mm512_sub_ps(x, _mm512_castsi512_ps(hi))), 16);
+}
+
+// 32 f16 values -> 32 plane values, in place of the lanes they came from.
+CTL_CPU_AVX512_HALF inline __m512i f16_plane_x32(__m512i h, bool lo) {
+  const __m256i low = _mm512_cvtepi32_epi16(f16_plane_x16(_mm512_castsi512_si256(h), lo));
+  const __m256i high = _mm512_cvtepi32_epi16(f16_plane_x16(_mm512_extracti64x4_epi64(h, 1), lo));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+}
+
 CTL_CPU_AVX512_HALF void pack_a_rows_unit(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, int64_t rows,
                                           int64_t depth, int64_t chunks) {
-  if (kind == HalfKind::kBf16) {
+  if (kind != HalfKind::kF16Split) {
+    const bool plane = kind != HalfKind::kBf16, lo = kind == HalfKind::kF16Lo;
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t k0 = c * kAmxChunk;
       const int64_t n = depth - k0 >= kAmxChunk ? kAmxChunk : (depth > k0 ? depth - k0 : 0);
@@ -64,6 +106,7 @@ CTL_CPU_AVX512_HALF void pack_a_rows_unit(HalfKind kind, uint16_t* dst, const ui
       for (int64_t r = 0; r < 16; ++r) {
         __m512i v = _mm512_setzero_si512();
         if (r < rows) v = _mm512_maskz_loadu_epi16(mask, src + r * rs + k0);
+        if (plane) v = f16_plane_x32(v, lo);  // zero stays zero in both planes
         _mm512_storeu_si512(dst + c * kAmxPanelChunk + r * kAmxChunk, v);
       }
     }
@@ -87,18 +130,25 @@ CTL_CPU_AVX512_HALF void pack_a_rows_unit(HalfKind kind, uint16_t* dst, const ui
   }
 }
 
+// One depth row of up to 16 columns (the lanes of `mask`) of a one-per-depth kind, as
+// 32-bit lanes holding the packed value in their low 16 bits.
+CTL_CPU_AVX512_HALF inline __m512i depth_row_lanes(HalfKind kind, const uint16_t* row, __mmask16 mask) {
+  const __m256i h = _mm256_maskz_loadu_epi16(mask, row);
+  return kind == HalfKind::kBf16 ? _mm512_cvtepu16_epi32(h) : f16_plane_x16(h, kind == HalfKind::kF16Lo);
+}
+
 CTL_CPU_AVX512_HALF void pack_b_cols_unit(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, int64_t cols,
                                           int64_t depth, int64_t chunks) {
   const __mmask16 mask = static_cast<__mmask16>(cols >= 16 ? 0xffffu : (1u << cols) - 1u);
   const int64_t pair_rows = chunks * 16;
   for (int64_t pr = 0; pr < pair_rows; ++pr) {
     __m512i v = _mm512_setzero_si512();
-    if (kind == HalfKind::kBf16) {
+    if (kind != HalfKind::kF16Split) {
       const int64_t k = 2 * pr;
       if (k < depth) {
-        const __m512i r0 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, src + k * rs));
+        const __m512i r0 = depth_row_lanes(kind, src + k * rs, mask);
         __m512i r1 = _mm512_setzero_si512();
-        if (k + 1 < depth) r1 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, src + (k + 1) * rs));
+        if (k + 1 < depth) r1 = depth_row_lanes(kind, src + (k + 1) * rs, mask);
         v = _mm512_or_si512(r0, _mm512_slli_epi32(r1, 16));
       }
     } else {
@@ -114,9 +164,11 @@ CTL_CPU_AVX512_HALF void pack_b_cols_unit(HalfKind kind, uint16_t* dst, const ui
   }
 }
 
-// bf16 B stored column by column (rs == 1): each pair is one 32-bit word of a column.
-CTL_CPU_AVX512_HALF void pack_b_bf16_cols_contiguous(uint16_t* dst, const uint16_t* src, int64_t cs, int64_t cols,
-                                                     int64_t depth, int64_t chunks) {
+// bf16 B, or one plane of f16 B, stored column by column (rs == 1): each pair is one
+// 32-bit word of a column.
+CTL_CPU_AVX512_HALF void pack_b_bf16_cols_contiguous(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t cs,
+                                                     int64_t cols, int64_t depth, int64_t chunks) {
+  const bool plane = kind != HalfKind::kBf16, lo = kind == HalfKind::kF16Lo;
   const __mmask16 mask = static_cast<__mmask16>(cols >= 16 ? 0xffffu : (1u << cols) - 1u);
   const __m512i offsets = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                              _mm512_set1_epi32(static_cast<int>(cs * 2)));  // bytes
@@ -126,8 +178,13 @@ CTL_CPU_AVX512_HALF void pack_b_bf16_cols_contiguous(uint16_t* dst, const uint16
     __m512i v = _mm512_setzero_si512();
     if (pr < full_pairs) {
       v = _mm512_mask_i32gather_epi32(v, mask, offsets, src + 2 * pr, 1);
+      if (plane) {  // both halves of each word: depth 2 pr low, 2 pr + 1 high
+        const __m512i even = f16_plane_x16(_mm512_cvtepi32_epi16(v), lo);
+        const __m512i odd = f16_plane_x16(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)), lo);
+        v = _mm512_or_si512(even, _mm512_slli_epi32(odd, 16));
+      }
     } else if (pr == full_pairs && (depth & 1)) {
-      for (int64_t j = 0; j < cols && j < 16; ++j) dst[pr * 32 + 2 * j] = src[j * cs + 2 * pr];
+      for (int64_t j = 0; j < cols && j < 16; ++j) dst[pr * 32 + 2 * j] = plane_value(kind, src[j * cs + 2 * pr]);
       for (int64_t j = 0; j < 16; ++j) {
         if (j >= cols) dst[pr * 32 + 2 * j] = 0;
         dst[pr * 32 + 2 * j + 1] = 0;
@@ -205,8 +262,8 @@ void amx_pack_b(HalfKind kind, uint16_t* dst, const uint16_t* src, int64_t rs, i
     return;
   }
   if (rs == 1 && cs * 32 < (int64_t{1} << 31)) {  // gather offsets fit in 32 bits
-    if (kind == HalfKind::kBf16) {
-      pack_b_bf16_cols_contiguous(dst, src, cs, cols, depth, chunks);
+    if (kind != HalfKind::kF16Split) {
+      pack_b_bf16_cols_contiguous(kind, dst, src, cs, cols, depth, chunks);
     } else {
       pack_b_f16_cols_contiguous(dst, src, cs, cols, depth, chunks);
     }

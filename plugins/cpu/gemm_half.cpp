@@ -94,15 +94,33 @@ bool inputs_exact(const Problem& p) {
   return true;
 }
 
+// From this depth on, f16 products sum three bf16 plane products (gemm_amx.h) instead of
+// the four of the exact split. The one left out, a_lo b_lo, errs by at most 2^-16 |a b|
+// per product (|lo| <= 2^-8 |x| with hi rounded to nearest), so by at most 2^-16 S with
+// S = sum |a_k b_k|, where an f32-accumulated sum of K products is allowed (K + 2) 2^-24 S
+// (docs/ops.md, conformance kSum): at K >= 1022 the omission is at most a quarter of that.
+constexpr int64_t kF16PlanesMinDepth = 1024;
+
 struct Plan {
-  HalfKind kind;
+  HalfKind kind;                     // of each packed operand (kF16Hi and kF16Lo: see planes)
   int64_t chunks;                    // packed depth of the whole product, in chunks
   int64_t blocks;                    // depth blocks: chunks / kDepthChunks, rounded up
   int64_t depth_block;               // source depth of one depth block
   int64_t mc_block;                  // rows of A packed at once
   int64_t b_panels;                  // 16-column panels of B (a whole number of pairs)
   int64_t block_panel;               // values of one panel in one depth block
-  int64_t a_size, b_size, acc_size;  // 16-bit elements of an A block and of packed B; floats of acc
+  // Deep f16: each operand is packed twice, hi plane then lo plane, and the product is
+  // the sum of the plane pairs (hi, hi), (lo, hi), (hi, lo). Otherwise one plane, one pair.
+  int64_t planes;
+  int64_t pairs;
+  int64_t a_plane, b_plane;          // 16-bit elements of one plane of an A block and of packed B
+  int64_t a_size, b_size, acc_size;  // all planes of an A block and of packed B; floats of acc
+  HalfKind plane_kind(int64_t plane) const {
+    return planes == 1 ? kind : plane == 0 ? HalfKind::kF16Hi : HalfKind::kF16Lo;
+  }
+  // The A and B planes of pair `pair`.
+  int64_t a_plane_of(int64_t pair) const { return pair == 1 ? 1 : 0; }
+  int64_t b_plane_of(int64_t pair) const { return pair == 2 ? 1 : 0; }
 };
 
 struct Operands {
@@ -123,12 +141,15 @@ void pack_b(const Problem& p, const Plan& plan, const Operands& x, uint16_t* b_p
   parallel_for(pool, plan.b_panels, 4, [&](int64_t begin, int64_t end, unsigned) {
     for (int64_t q = begin; q < end; ++q) {
       const int64_t cols = p.N - 16 * q;
-      for (int64_t block = 0; block < plan.blocks; ++block) {
-        const int64_t k0 = block * plan.depth_block;
-        const int64_t chunks = std::min(kDepthChunks, plan.chunks - block * kDepthChunks);
-        const uint16_t* src = cols > 0 ? x.b + k0 * x.brs + 16 * q * x.bcs : x.b;
-        amx_pack_b(plan.kind, b_pack + (block * plan.b_panels + q) * plan.block_panel, src, x.brs, x.bcs, cols,
-                   std::min(plan.depth_block, p.K - k0), chunks);
+      for (int64_t plane = 0; plane < plan.planes; ++plane) {
+        for (int64_t block = 0; block < plan.blocks; ++block) {
+          const int64_t k0 = block * plan.depth_block;
+          const int64_t chunks = std::min(kDepthChunks, plan.chunks - block * kDepthChunks);
+          const uint16_t* src = cols > 0 ? x.b + k0 * x.brs + 16 * q * x.bcs : x.b;
+          amx_pack_b(plan.plane_kind(plane),
+                     b_pack + plane * plan.b_plane + (block * plan.b_panels + q) * plan.block_panel, src, x.brs,
+                     x.bcs, cols, std::min(plan.depth_block, p.K - k0), chunks);
+        }
       }
     }
   });
@@ -152,24 +173,31 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
       const int64_t row_pairs = (mc + 31) / 32;
       for (int64_t panel = 0; panel < 2 * row_pairs; ++panel) {
         const int64_t rows = mc - 16 * panel;
-        for (int64_t db = 0; db < plan.blocks; ++db) {
-          const int64_t k0 = db * plan.depth_block;
-          const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
-          const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars + k0 * x.acs : x.a;
-          amx_pack_a(plan.kind, a_pack + (db * a_panels + panel) * plan.block_panel, src, x.ars, x.acs, rows,
-                     std::min(plan.depth_block, p.K - k0), chunks);
+        for (int64_t plane = 0; plane < plan.planes; ++plane) {
+          for (int64_t db = 0; db < plan.blocks; ++db) {
+            const int64_t k0 = db * plan.depth_block;
+            const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
+            const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars + k0 * x.acs : x.a;
+            amx_pack_a(plan.plane_kind(plane), a_pack + plane * plan.a_plane + (db * a_panels + panel) * plan.block_panel,
+                       src, x.ars, x.acs, rows, std::min(plan.depth_block, p.K - k0), chunks);
+          }
         }
       }
+      // Every plane pair's depth blocks in turn accumulate into the same tiles.
+      const int64_t steps = plan.pairs * plan.blocks;
       for (int64_t jc = 0; jc < p.N; jc += kNc) {
         const int64_t nc = std::min(kNc, p.N - jc);
         const int64_t col_pairs = (nc + 31) / 32;
-        for (int64_t db = 0; db < plan.blocks; ++db) {
+        for (int64_t step = 0; step < steps; ++step) {
+          const int64_t pair = step / plan.blocks, db = step % plan.blocks;
           const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
-          const bool first = db == 0, last = db + 1 == plan.blocks;
+          const bool first = step == 0, last = step + 1 == steps;
+          const uint16_t* const a_slices = a_pack + plan.a_plane_of(pair) * plan.a_plane;
+          const uint16_t* const b_slices = b_pack + plan.b_plane_of(pair) * plan.b_plane;
           for (int64_t q = 0; q < col_pairs; ++q) {
-            const uint16_t* b0 = b_pack + (db * plan.b_panels + jc / 16 + 2 * q) * plan.block_panel;
+            const uint16_t* b0 = b_slices + (db * plan.b_panels + jc / 16 + 2 * q) * plan.block_panel;
             for (int64_t ir = 0; ir < row_pairs; ++ir) {
-              const uint16_t* a0 = a_pack + (db * a_panels + 2 * ir) * plan.block_panel;
+              const uint16_t* a0 = a_slices + (db * a_panels + 2 * ir) * plan.block_panel;
               float* acc_tile = acc ? acc + 32 * ir * kNc + 32 * q : nullptr;
               if (last) {
                 amx_kernel_32x32(chunks, a0, a0 + plan.block_panel, b0, b0 + plan.block_panel,
@@ -197,7 +225,10 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   if (!inputs_exact(p)) return false;
 
   Plan plan{};
-  plan.kind = p.dtype == CTL_DTYPE_F16 ? HalfKind::kF16Split : HalfKind::kBf16;
+  const bool planes = p.dtype == CTL_DTYPE_F16 && p.K >= kF16PlanesMinDepth;
+  plan.kind = p.dtype == CTL_DTYPE_BF16 ? HalfKind::kBf16 : planes ? HalfKind::kF16Hi : HalfKind::kF16Split;
+  plan.planes = planes ? 2 : 1;
+  plan.pairs = planes ? 3 : 1;
   plan.chunks = (p.K * packed_per_depth(plan.kind) + kAmxChunk - 1) / kAmxChunk;
   plan.blocks = (plan.chunks + kDepthChunks - 1) / kDepthChunks;
   plan.depth_block = kDepthChunks * kAmxChunk / packed_per_depth(plan.kind);
@@ -217,11 +248,13 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   // for one thread's A block, the f32 path's bounded blocks are the better trade.
   constexpr int64_t kMaxPacked = int64_t{1} << 29;
   plan.block_panel = std::min(kDepthChunks, plan.chunks) * kAmxPanelChunk;
-  if (!checked_mul(plan.blocks * plan.b_panels, plan.block_panel, &plan.b_size) || plan.b_size > kMaxPacked ||
-      !checked_mul(plan.blocks * (mc_block / 16), plan.block_panel, &plan.a_size) || plan.a_size > kMaxPacked) {
+  if (!checked_mul(plan.blocks * plan.b_panels, plan.block_panel, &plan.b_plane) ||
+      !checked_mul(plan.blocks * (mc_block / 16), plan.block_panel, &plan.a_plane) ||
+      !checked_mul(plan.planes, plan.b_plane, &plan.b_size) || plan.b_size > kMaxPacked ||
+      !checked_mul(plan.planes, plan.a_plane, &plan.a_size) || plan.a_size > kMaxPacked) {
     return false;
   }
-  plan.acc_size = plan.blocks > 1 ? mc_block * kNc : 0;
+  plan.acc_size = plan.pairs * plan.blocks > 1 ? mc_block * kNc : 0;
   // B broadcast over the batch is packed once for every product; otherwise once per
   // product, by each thread for itself when threads take whole products.
   const bool b_once = broadcast_over_batch(p, 1);
