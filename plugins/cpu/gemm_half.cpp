@@ -7,8 +7,9 @@
 // slices of a depth block (256 KiB each) stay in L2 while every 32 x 32 tile of the
 // block is computed, and the f32 partial sums of the block (kMc x kNc, 256 KiB) stay in
 // cache between depth blocks. Within a block, the two B panels of one column pair
-// (32 KiB) stay in L1 while the row pairs' A panels stream past them from L2. The last depth block writes the output through alpha,
-// beta, bias and activation, rounding once to f16/bf16.
+// (32 KiB) stay in L1 while the row pairs' A panels stream past them from L2. The last
+// depth block writes the output through alpha, beta, bias and activation, rounding once
+// to f16/bf16.
 #include "gemm_half.h"
 
 #include "intrinsics.h"
@@ -25,8 +26,8 @@ namespace {
 // at 32 chunks (64 KiB) both operands streamed from L2 and bf16 ran about 25% slower
 // (interleaved runs of matmul/bf16/2048 and matmul/f16/2048, 1 thread).
 constexpr int64_t kDepthChunks = 16;
-constexpr int64_t kMc = 256;          // rows of A a thread packs at once
-constexpr int64_t kNc = 256;          // columns a depth block runs over before the next
+constexpr int64_t kMc = 256;  // rows of A a thread packs at once
+constexpr int64_t kNc = 256;  // columns a depth block runs over before the next
 
 #define CTL_CPU_AVX512_SCAN __attribute__((target("avx512f,avx512vl,avx512bw,avx2")))
 
@@ -102,13 +103,13 @@ bool inputs_exact(const Problem& p) {
 constexpr int64_t kF16PlanesMinDepth = 1024;
 
 struct Plan {
-  HalfKind kind;                     // of each packed operand (kF16Hi and kF16Lo: see planes)
-  int64_t chunks;                    // packed depth of the whole product, in chunks
-  int64_t blocks;                    // depth blocks: chunks / kDepthChunks, rounded up
-  int64_t depth_block;               // source depth of one depth block
-  int64_t mc_block;                  // rows of A packed at once
-  int64_t b_panels;                  // 16-column panels of B (a whole number of pairs)
-  int64_t block_panel;               // values of one panel in one depth block
+  HalfKind kind;        // of each packed operand (kF16Hi and kF16Lo: see planes)
+  int64_t chunks;       // packed depth of the whole product, in chunks
+  int64_t blocks;       // depth blocks: chunks / kDepthChunks, rounded up
+  int64_t depth_block;  // source depth of one depth block
+  int64_t mc_block;     // rows of A packed at once
+  int64_t b_panels;     // 16-column panels of B (a whole number of pairs)
+  int64_t block_panel;  // values of one panel in one depth block
   // Deep f16: each operand is packed twice, hi plane then lo plane, and the product is
   // the sum of the plane pairs (hi, hi), (lo, hi), (hi, lo). Otherwise one plane, one pair.
   int64_t planes;
@@ -147,8 +148,8 @@ void pack_b(const Problem& p, const Plan& plan, const Operands& x, uint16_t* b_p
           const int64_t chunks = std::min(kDepthChunks, plan.chunks - block * kDepthChunks);
           const uint16_t* src = cols > 0 ? x.b + k0 * x.brs + 16 * q * x.bcs : x.b;
           amx_pack_b(plan.plane_kind(plane),
-                     b_pack + plane * plan.b_plane + (block * plan.b_panels + q) * plan.block_panel, src, x.brs,
-                     x.bcs, cols, std::min(plan.depth_block, p.K - k0), chunks);
+                     b_pack + plane * plan.b_plane + (block * plan.b_panels + q) * plan.block_panel, src, x.brs, x.bcs,
+                     cols, std::min(plan.depth_block, p.K - k0), chunks);
         }
       }
     }
@@ -178,8 +179,9 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
             const int64_t k0 = db * plan.depth_block;
             const int64_t chunks = std::min(kDepthChunks, plan.chunks - db * kDepthChunks);
             const uint16_t* src = rows > 0 ? x.a + (ic + 16 * panel) * x.ars + k0 * x.acs : x.a;
-            amx_pack_a(plan.plane_kind(plane), a_pack + plane * plan.a_plane + (db * a_panels + panel) * plan.block_panel,
-                       src, x.ars, x.acs, rows, std::min(plan.depth_block, p.K - k0), chunks);
+            amx_pack_a(plan.plane_kind(plane),
+                       a_pack + plane * plan.a_plane + (db * a_panels + panel) * plan.block_panel, src, x.ars, x.acs,
+                       rows, std::min(plan.depth_block, p.K - k0), chunks);
           }
         }
       }
@@ -244,8 +246,9 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   }
   plan.mc_block = mc_block;
   plan.b_panels = (N + 31) / 32 * 2;
-  // Whole-depth packing costs 2 (bf16) or 8 (f16) bytes per element: past 1 GiB for B or
-  // for one thread's A block, the f32 path's bounded blocks are the better trade.
+  // Whole-depth packing costs 2 (bf16), 8 (f16, four products) or 4 (f16, two planes) bytes
+  // per element: past 1 GiB for B or for one thread's A block, the f32 path's bounded blocks
+  // are the better trade.
   constexpr int64_t kMaxPacked = int64_t{1} << 29;
   plan.block_panel = std::min(kDepthChunks, plan.chunks) * kAmxPanelChunk;
   if (!checked_mul(plan.blocks * plan.b_panels, plan.block_panel, &plan.b_plane) ||
