@@ -37,6 +37,15 @@ constexpr int64_t kRowsAMaxN = 512;
 
 // ---- float GEMM -------------------------------------------------------------------------
 
+// The depth of each block of a product of depth K: at most kKc, and all blocks about
+// equal, so that no short last block pays a whole pass over the C tile for a few steps
+// (K = 784 runs as 4 x 196 rather than 3 x 256 + 16; K = 257 as 129 + 128). It depends
+// on K alone, so the order of every sum is still the same for any thread count.
+int64_t depth_step(int64_t K) {
+  const int64_t blocks = (K + kKc - 1) / kKc;
+  return (K + blocks - 1) / blocks;
+}
+
 // Packs rows [0, mc) x depth [0, kc) of A into MR-tall panels, zero-padding the last.
 template <class Acc, class S>
 void pack_a(Acc* __restrict dst, const S* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, int mr) {
@@ -147,8 +156,9 @@ void gemm_region(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& 
   e.activation = t.direct ? p.activation : CTL_ACTIVATION_NONE;
   for (int64_t ic = r.m0; ic < r.m1; ic += mc_block) {
     const int64_t mc = std::min(mc_block, r.m1 - ic);
-    for (int64_t pc = 0; pc < p.K; pc += kKc) {
-      const int64_t kc = std::min(kKc, p.K - pc);
+    const int64_t kc_step = depth_step(p.K);
+    for (int64_t pc = 0; pc < p.K; pc += kc_step) {
+      const int64_t kc = std::min(kc_step, p.K - pc);
       e.overwrite = pc == 0;
       e.finish = t.direct && pc + kc == p.K;
       if (!rows_a) {  // the A block, once for all of the region's columns
@@ -272,7 +282,7 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   // used by few B panels (small N); large N packs, so that a 12-row panel sits densely in
   // L1 whatever A's row stride (rows 4 KiB apart would all share one L1 set).
   const bool rows_a = std::is_same_v<T, Acc> && kernel.run_rows && acs == 1 && N <= kRowsAMaxN;
-  const int64_t kc_max = std::min(kKc, K);
+  const int64_t kc_max = depth_step(K);
   const int64_t nc_max = std::min(kNc, (N + nr - 1) / nr * nr);
   const int64_t a_size = rows_a ? 0 : mc_block * kc_max, b_size = nc_max * kc_max;
   const int64_t c_size = direct ? 0 : M * N;
