@@ -269,12 +269,13 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   const int64_t threads = ctx.threads();
   const int64_t mr = kernel.mr, nr = kernel.nr;
   // Many small products: one thread per product. Otherwise all threads share each one.
-  const bool per_batch = p.batches >= 2 * threads || (p.batches >= threads && M * N * K <= 128 * 128 * 128);
+  const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);  // no overflow
+  const bool per_batch = p.batches >= 2 * threads || (p.batches >= threads && work <= 128.0 * 128 * 128);
   // A product this small is done before a second thread could join in: up to 40^3
   // multiply-adds two threads took longer than one (a 24^3 product 1.8 vs 3.8 us), and
   // from 64^3 they win.
-  constexpr int64_t kSplitWork = 48 * 48 * 48;
-  const bool split = !per_batch && M * N * K > kSplitWork;
+  constexpr double kSplitWork = 48.0 * 48 * 48;
+  const bool split = !per_batch && work > kSplitWork;
   const Grid grid = choose_grid(M, N, mr, nr, split ? threads : 1);
   const int64_t parts = per_batch ? std::min(threads, p.batches) : grid.tm * grid.tn;
   const int64_t mc_block = std::min(kMc / mr, (M + mr - 1) / mr) * mr;
