@@ -59,8 +59,8 @@ struct VecKernels {
   void (*adamw)(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n, double lr, double decay,
                 double beta1, double beta2, double eps, double inv_correction1, double inv_correction2);
 
-  // The SGD update of n parameters (ctl_sgd_attrs' formula), computed in double per
-  // element; momentum_buf is NULL when momentum is 0.
+  // The SGD update of n parameters (ctl_sgd_attrs' formula), computed in f32;
+  // momentum_buf is NULL when momentum is 0.
   void (*sgd)(float* param, float* momentum_buf, const float* grad, int64_t n, double lr, double momentum,
               double dampening, double weight_decay, bool nesterov);
 
