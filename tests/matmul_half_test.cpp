@@ -341,7 +341,7 @@ TEST_F(MatmulHalf, F16SingleProductsRoundOnce) {
 // (a tie that rounds down to hi = 1, lo = +2^-8) and b alternating x and -y with
 // y = 1 + 3 2^-8 (a tie that rounds up, lo = -2^-8), so every a_lo b_lo is +2^-16. With
 // the lo x lo part left out at K = 100 the error would be 1.4 times the bound; at
-// K = 1030 and 2048 it is under a quarter of it.
+// K = 1030 and 2048 that part is under a quarter of it.
 TEST_F(MatmulHalf, F16DeepProductsMeetTheBoundOnAdversarialInputs) {
   const double x = 1 + std::ldexp(1.0, -8), y = 1 + 3 * std::ldexp(1.0, -8);
   const uint16_t hx = catalyst::sdk::double_to_half(x), hy = catalyst::sdk::double_to_half(-y);
