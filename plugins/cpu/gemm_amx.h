@@ -8,15 +8,15 @@
 //    row r holding packed depth 2r and 2r+1 of each column next to each other (the pairs
 //    tdpbf16ps multiplies).
 // A bf16 operand packs as it is (one packed value per depth). An f16 operand is split
-// exactly into two bf16: hi (its top 8 significant bits) and lo = x - hi (the other 3),
-// and each depth k becomes four packed values, A: (hi, lo, hi, lo), B: (hi, hi, lo, lo).
-// The pairs then give a_hi b_hi + a_lo b_hi and a_hi b_lo + a_lo b_lo: the product a b
-// exactly, summed in f32 like the f32 GEMM, so f16 loses nothing to the bf16 hardware.
+// exactly into two bf16: hi (x rounded to bf16, to nearest even) and lo = x - hi (at most
+// 3 significant bits, |lo| <= 2^-8 |x|). Each depth k becomes four packed values,
+// A: (hi, lo, hi, lo), B: (hi, hi, lo, lo). The pairs then give a_hi b_hi + a_lo b_hi and
+// a_hi b_lo + a_lo b_lo: the product a b exactly, summed in f32 like the f32 GEMM, so f16
+// loses nothing to the bf16 hardware.
 //
 // Deep f16 products (gemm_half.cpp) instead pack the hi and lo parts as two bf16 planes
-// (kF16Hi, kF16Lo), hi rounded to nearest even so that |lo| <= 2^-8 |x|, and sum three
-// plane products, a_hi b_hi + a_lo b_hi + a_hi b_lo: a quarter less tile work, leaving
-// out a_lo b_lo, at most 2^-16 |a b| per product.
+// (kF16Hi, kF16Lo) and sum three plane products, a_hi b_hi + a_lo b_hi + a_hi b_lo: a
+// quarter less tile work, leaving out a_lo b_lo, at most 2^-16 |a b| per product.
 #pragma once
 
 #include <cstdint>

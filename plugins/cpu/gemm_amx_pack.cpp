@@ -12,38 +12,30 @@
 namespace catalyst::cpu {
 namespace {
 
-// The split of one f16 value (as float) into bf16 hi and lo with hi + lo == x exactly:
-// hi keeps the top 8 significant bits (truncation), lo the remaining 3, which a bf16
-// holds exactly because bf16 has f32's exponent range. Only finite inputs come here.
+// The split of one f16 value into bf16 hi and lo with hi + lo == x exactly: hi is x
+// rounded to bf16, to nearest even (x is finite, and f16's range lies far inside bf16's,
+// so this never overflows); lo = x - hi is exact in f32 and has at most 3 significant
+// bits, so its low 16 bits are zero and a bf16 holds it exactly. |lo| <= 2^-8 |x|, the
+// bound the three-product scheme relies on (gemm_amx.h).
 inline void split_f16(uint16_t h, uint16_t* hi, uint16_t* lo) {
   const float x = sdk::half_to_float(h);
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
-  const uint32_t hi_bits = bits & 0xffff0000u;
+  const uint32_t hi_bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
   float hi_value;
   std::memcpy(&hi_value, &hi_bits, sizeof hi_value);
   const float rest = x - hi_value;  // exact
   uint32_t lo_bits;
   std::memcpy(&lo_bits, &rest, sizeof lo_bits);
   *hi = static_cast<uint16_t>(hi_bits >> 16);
-  *lo = static_cast<uint16_t>(lo_bits >> 16);  // the low 16 bits of rest are zero
+  *lo = static_cast<uint16_t>(lo_bits >> 16);
 }
 
-// One plane of an f16 value (kF16Hi or kF16Lo): hi is x rounded to bf16, to nearest even
-// (x is finite and f16's range lies far inside bf16's, so this never overflows); lo = x -
-// hi is exact in f32 and has at most 3 significant bits, so its low 16 bits are zero.
+// One plane of an f16 value: its hi (kF16Hi) or lo (kF16Lo) part.
 inline uint16_t f16_plane(uint16_t h, bool lo) {
-  const float x = sdk::half_to_float(h);
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  const uint32_t hi_bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
-  if (!lo) return static_cast<uint16_t>(hi_bits >> 16);
-  float hi_value;
-  std::memcpy(&hi_value, &hi_bits, sizeof hi_value);
-  const float rest = x - hi_value;
-  uint32_t lo_bits;
-  std::memcpy(&lo_bits, &rest, sizeof lo_bits);
-  return static_cast<uint16_t>(lo_bits >> 16);
+  uint16_t hi_part, lo_part;
+  split_f16(h, &hi_part, &lo_part);
+  return lo ? lo_part : hi_part;
 }
 
 // The packed value of one source element for the one-per-depth kinds.
@@ -68,24 +60,22 @@ inline uint16_t packed_b_value(HalfKind kind, int64_t kp, const At& at) {
   return (kp & 2) ? lo : hi;  // B: hi, hi, lo, lo
 }
 
-// 16 f16 values -> their hi and lo bf16 halves in the low and high 16 bits of each lane.
+// 16 f16 values -> their hi and lo bf16 parts (as split_f16) in the low and high 16 bits
+// of each lane.
 CTL_CPU_AVX512_HALF inline __m512i split_f16_x16(__m256i h) {
-  const __m512 x = _mm512_cvtph_ps(h);
-  const __m512i hi = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
-  const __m512 rest = _mm512_sub_ps(x, _mm512_castsi512_ps(hi));
-  return _mm512_or_si512(_mm512_srli_epi32(hi, 16), _mm512_castps_si512(rest));
-}
-
-// 16 f16 values (lanes of h) -> their hi or lo plane values (as f16_plane), one per
-// 32-bit lane, in the low 16 bits.
-CTL_CPU_AVX512_HALF inline __m512i f16_plane_x16(__m256i h, bool lo) {
   const __m512 x = _mm512_cvtph_ps(h);
   const __m512i bits = _mm512_castps_si512(x);
   const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
   const __m512i hi = _mm512_and_si512(_mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)),
                                       _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
-  if (!lo) return _mm512_srli_epi32(hi, 16);
-  return _mm512_srli_epi32(_mm512_castps_si512(_mm512_sub_ps(x, _mm512_castsi512_ps(hi))), 16);
+  const __m512 rest = _mm512_sub_ps(x, _mm512_castsi512_ps(hi));
+  return _mm512_or_si512(_mm512_srli_epi32(hi, 16), _mm512_castps_si512(rest));
+}
+
+// 16 f16 values -> their hi or lo plane values, one per 32-bit lane, in the low 16 bits.
+CTL_CPU_AVX512_HALF inline __m512i f16_plane_x16(__m256i h, bool lo) {
+  const __m512i pairs = split_f16_x16(h);
+  return lo ? _mm512_srli_epi32(pairs, 16) : _mm512_and_si512(pairs, _mm512_set1_epi32(0xffff));
 }
 
 // 32 f16 values -> 32 plane values, in place of the lanes they came from.
