@@ -235,12 +235,8 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   plan.blocks = (plan.chunks + kDepthChunks - 1) / kDepthChunks;
   plan.depth_block = kDepthChunks * kAmxChunk / packed_per_depth(plan.kind);
   const unsigned threads = ctx.threads();
-  const int64_t M = p.M, N = p.N, K = p.K;
-  // Many small products: one thread per product. Otherwise all threads share each one.
-  const bool per_batch =
-      p.batches >= 2 * static_cast<int64_t>(threads) ||
-      (p.batches >= static_cast<int64_t>(threads) &&
-       static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) <= 128.0 * 128 * 128);
+  const int64_t M = p.M, N = p.N;
+  const bool per_batch = one_product_per_thread(p, threads);
   int64_t mc_block = kMc;
   if (!per_batch) {  // give every thread at least one block of rows
     const int64_t share = (M + threads - 1) / threads;

@@ -154,9 +154,9 @@ void gemm_region(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& 
   e.bias_rs = t.bias_rs;
   e.bias_cs = t.bias_cs;
   e.activation = t.direct ? p.activation : CTL_ACTIVATION_NONE;
+  const int64_t kc_step = depth_step(p.K);
   for (int64_t ic = r.m0; ic < r.m1; ic += mc_block) {
     const int64_t mc = std::min(mc_block, r.m1 - ic);
-    const int64_t kc_step = depth_step(p.K);
     for (int64_t pc = 0; pc < p.K; pc += kc_step) {
       const int64_t kc = std::min(kc_step, p.K - pc);
       e.overwrite = pc == 0;
@@ -268,14 +268,12 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   const bool direct = std::is_same_v<T, Acc> && (ocs == 1 || N == 1);
   const int64_t threads = ctx.threads();
   const int64_t mr = kernel.mr, nr = kernel.nr;
-  // Many small products: one thread per product. Otherwise all threads share each one.
-  const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);  // no overflow
-  const bool per_batch = p.batches >= 2 * threads || (p.batches >= threads && work <= 128.0 * 128 * 128);
+  const bool per_batch = one_product_per_thread(p, threads);
   // A product this small is done before a second thread could join in: up to 40^3
   // multiply-adds two threads took longer than one (a 24^3 product 1.8 vs 3.8 us), and
   // from 64^3 they win.
   constexpr double kSplitWork = 48.0 * 48 * 48;
-  const bool split = !per_batch && work > kSplitWork;
+  const bool split = !per_batch && product_work(p) > kSplitWork;
   const Grid grid = choose_grid(M, N, mr, nr, split ? threads : 1);
   const int64_t parts = per_batch ? std::min(threads, p.batches) : grid.tm * grid.tn;
   const int64_t mc_block = std::min(kMc / mr, (M + mr - 1) / mr) * mr;

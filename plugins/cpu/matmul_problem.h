@@ -44,6 +44,16 @@ inline C activate(C v, ctl_activation activation) {
   }
 }
 
+// Multiply-adds of one product, in double so that no shape overflows.
+inline double product_work(const Problem& p) {
+  return static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
+}
+
+// Many small products run one per thread; otherwise all threads share each product.
+inline bool one_product_per_thread(const Problem& p, int64_t threads) {
+  return p.batches >= 2 * threads || (p.batches >= threads && product_work(p) <= 128.0 * 128 * 128);
+}
+
 // Element offsets (a, b, out, bias) of batch element `index`.
 inline void batch_offsets(const Problem& p, int64_t index, int64_t offsets[4]) {
   for (int s = 0; s < 4; ++s) offsets[s] = 0;
