@@ -6,10 +6,9 @@
 // alpha, beta, bias and activation as it writes each tile to C. Packing reads A and B
 // through their strides, so transposed or broadcast operands cost nothing extra, and it
 // converts f16/bf16 to f32 on the way in. f32 and f64 accumulate in their own type;
-// f16/bf16 in f32. Threads split one product into rectangles of whole tiles (each thread
-// packs what its rectangle needs, so one wake-up per product and no barriers), or take
-// whole products when a batch has many small ones. Integers use a plain row loop that
-// wraps in 64 bits.
+// f16/bf16 in f32. Threads share one product by claiming cells of C first come, first
+// served (gemm_schedule.h), or take whole products when a batch has many small ones.
+// Integers use a plain row loop that wraps in 64 bits.
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -18,6 +17,7 @@
 #include "dtype_dispatch.h"
 #include "gemm_half.h"
 #include "gemm_kernels.h"
+#include "gemm_schedule.h"
 #include "kernels.h"
 #include "matmul_problem.h"
 
@@ -34,6 +34,8 @@ constexpr int64_t kMc = 1536;
 constexpr int64_t kNc = 1024;
 // Up to this N the kernel reads row-major A in place rather than packing it (see rows_a).
 constexpr int64_t kRowsAMaxN = 512;
+// L2 per core: an A read in place by every column chunk must fit in half of it.
+constexpr double kL2Bytes = 2 << 20;
 
 // ---- float GEMM -------------------------------------------------------------------------
 
@@ -87,138 +89,107 @@ struct Target {
   int64_t bias_rs, bias_cs;
 };
 
-// The rows [m0, m1) and columns [n0, n1) of C that one thread computes.
-struct Region {
-  int64_t m0, m1, n0, n1;
-};
-
-// Splits C into `parts` rectangles of whole tiles, as a grid of tm row bands by tn column
-// bands, choosing the grid whose largest rectangle costs least (ties and near ties: more
-// row bands, since each band then reads only its own A rows). A kernel call costs in
-// proportion to its rows (one instantiation per row count) but the same for any column
-// count (masked full-width vectors), so a rectangle costs rows x panels. Every element is
-// still summed by one kernel call per depth block in the same order, so the split never
-// changes the result.
-struct Grid {
-  int64_t tm, tn, mt, nt;  // bands, and tiles along M and N
-  int64_t mr, nr;
-  Region region(int64_t part, int64_t M, int64_t N) const {
-    const int64_t i = part / tn, j = part % tn;
-    return Region{std::min(M, mt * i / tm * mr), std::min(M, mt * (i + 1) / tm * mr), std::min(N, nt * j / tn * nr),
-                  std::min(N, nt * (j + 1) / tn * nr)};
-  }
-};
-
-Grid choose_grid(int64_t M, int64_t N, int64_t mr, int64_t nr, int64_t parts) {
-  Grid best{1, 1, (M + mr - 1) / mr, (N + nr - 1) / nr, mr, nr};
-  int64_t best_cost = -1;
-  for (int64_t tm = parts; tm >= 1; --tm) {
-    if (parts % tm != 0) continue;
-    const int64_t tn = parts / tm;
-    if (tm > best.mt || tn > best.nt) continue;  // a band without a tile
-    Grid g = best;
-    g.tm = tm;
-    g.tn = tn;
-    int64_t rows = 0, panels = 0;
-    for (int64_t i = 0; i < tm; ++i) {
-      const Region r = g.region(i * tn, M, N);
-      rows = std::max(rows, r.m1 - r.m0);
-    }
-    for (int64_t j = 0; j < tn; ++j) {
-      const Region r = g.region(j, M, N);
-      panels = std::max(panels, (r.n1 - r.n0 + nr - 1) / nr);
-    }
-    // Every column band reads all of A's rows again: a split along N must save more
-    // than that (about 3% per extra band, by measurement) to be taken.
-    const int64_t cost = rows * panels * (100 + 3 * (tn - 1));
-    if (best_cost < 0 || cost < best_cost) {
-      best_cost = cost;
-      best = g;
-    }
-  }
-  return best;
-}
-
-// C = alpha * A @ B (+ beta/bias/activation when direct) over one region of one batch
-// element, on the calling thread, with its own packing buffers. With `rows_a` the kernel
-// reads A's rows in place (unit column stride) instead of a packed copy.
+// One product C = alpha * A @ B (+ beta/bias/activation when direct) of one batch element,
+// as the pack and compute tasks of a GemmSchedule. With `rows_a` the kernel reads A's rows
+// in place (unit column stride) instead of a packed copy.
 template <class Acc, class S>
-void gemm_region(const Problem& p, const GemmKernel<Acc>& kernel, const Matrix& a, const Matrix& b,
-                 const Target<Acc>& t, Acc* apack, Acc* bpack, const Region& r, int64_t mc_block, bool rows_a) {
-  const int mr = kernel.mr, nr = kernel.nr;
-  const S* const pa = reinterpret_cast<const S*>(a.data);
-  const S* const pb = reinterpret_cast<const S*>(b.data);
-  TileEpilogue<Acc> e{};
-  e.alpha = static_cast<Acc>(p.alpha);
-  e.beta = t.direct ? static_cast<Acc>(p.beta) : Acc(0);
-  e.bias_rs = t.bias_rs;
-  e.bias_cs = t.bias_cs;
-  e.activation = t.direct ? p.activation : CTL_ACTIVATION_NONE;
-  const int64_t kc_step = depth_step(p.K);
-  for (int64_t ic = r.m0; ic < r.m1; ic += mc_block) {
-    const int64_t mc = std::min(mc_block, r.m1 - ic);
-    for (int64_t pc = 0; pc < p.K; pc += kc_step) {
-      const int64_t kc = std::min(kc_step, p.K - pc);
-      e.overwrite = pc == 0;
-      e.finish = t.direct && pc + kc == p.K;
-      if (!rows_a) {  // the A block, once for all of the region's columns
-        bool packed = false;
-        if constexpr (std::is_same_v<S, Acc>) {
-          if (kernel.pack_a && a.rs == 1) {
-            for (int64_t ir = 0; ir < mc; ir += mr) {
-              kernel.pack_a(pa + (ic + ir) + pc * a.cs, a.cs, kc, static_cast<int>(std::min<int64_t>(mr, mc - ir)),
-                            apack + ir * kc);
-            }
-            packed = true;
-          } else if (kernel.pack_a_rows && a.cs == 1) {
-            for (int64_t ir = 0; ir < mc; ir += mr) {
-              kernel.pack_a_rows(pa + (ic + ir) * a.rs + pc, a.rs, kc, static_cast<int>(std::min<int64_t>(mr, mc - ir)),
-                                 apack + ir * kc);
-            }
-            packed = true;
-          }
+struct FloatProduct {
+  const Problem& p;
+  const GemmKernel<Acc>& kernel;
+  Matrix a, b;
+  Target<Acc> t;
+  bool rows_a;
+  Acc* bpacks;  // the schedule's buffers, b_size apart
+  int64_t b_size;
+
+  // Panels [q0, q1) of the block into its buffer.
+  void pack(const GemmBlock& k, int64_t q0, int64_t q1) const {
+    const int nr = kernel.nr;
+    const S* const pb = reinterpret_cast<const S*>(b.data);
+    Acc* const buffer = bpacks + k.buffer * b_size;
+    for (int64_t q = q0; q < q1; ++q) {
+      const S* src = pb + k.pc * b.rs + (k.jc + q * nr) * b.cs;
+      const int n = static_cast<int>(std::min<int64_t>(nr, k.nc - q * nr));
+      Acc* const dst = buffer + q * nr * k.kc;
+      if constexpr (std::is_same_v<S, Acc>) {
+        if (kernel.pack_b && b.cs == 1) {
+          kernel.pack_b(src, b.rs, k.kc, n, dst);
+          continue;
         }
-        if (!packed) pack_a<Acc, S>(apack, pa + ic * a.rs + pc * a.cs, a.rs, a.cs, mc, kc, mr);
+        if (kernel.pack_b_t && b.rs == 1) {
+          kernel.pack_b_t(src, b.cs, k.kc, n, dst);
+          continue;
+        }
       }
-      for (int64_t jc = r.n0; jc < r.n1; jc += kNc) {
-        const int64_t nc = std::min(kNc, r.n1 - jc);
-        const int64_t panels = (nc + nr - 1) / nr;
-        for (int64_t q = 0; q < panels; ++q) {
-          const S* src = pb + pc * b.rs + (jc + q * nr) * b.cs;
-          const int n = static_cast<int>(std::min<int64_t>(nr, nc - q * nr));
-          if constexpr (std::is_same_v<S, Acc>) {
-            if (kernel.pack_b && b.cs == 1) {
-              kernel.pack_b(src, b.rs, kc, n, bpack + q * nr * kc);
-              continue;
-            }
-            if (kernel.pack_b_t && b.rs == 1) {
-              kernel.pack_b_t(src, b.cs, kc, n, bpack + q * nr * kc);
-              continue;
-            }
+      pack_b_panel<Acc, S>(dst, src, b.rs, b.cs, n, k.kc, nr);
+    }
+  }
+
+  // One cell from the packed block, packing its A rows into `apack` first unless rows_a.
+  void compute(const GemmBlock& k, const GemmCell& cell, Acc* apack) const {
+    const int mr = kernel.mr, nr = kernel.nr;
+    const S* const pa = reinterpret_cast<const S*>(a.data);
+    const int64_t mc = cell.m1 - cell.m0;
+    if (!rows_a) {
+      bool packed = false;
+      if constexpr (std::is_same_v<S, Acc>) {
+        if (kernel.pack_a && a.rs == 1) {
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            kernel.pack_a(pa + (cell.m0 + ir) + k.pc * a.cs, a.cs, k.kc,
+                          static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * k.kc);
           }
-          pack_b_panel<Acc, S>(bpack + q * nr * kc, src, b.rs, b.cs, n, kc, nr);
+          packed = true;
+        } else if (kernel.pack_a_rows && a.cs == 1) {
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            kernel.pack_a_rows(pa + (cell.m0 + ir) * a.rs + k.pc, a.rs, k.kc,
+                               static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * k.kc);
+          }
+          packed = true;
         }
-        for (int64_t ir = 0; ir < mc; ir += mr) {
-          const int64_t row = ic + ir;
-          const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
-          for (int64_t q = 0; q < panels; ++q) {
-            const int64_t col = jc + q * nr;
-            const int n = static_cast<int>(std::min<int64_t>(nr, nc - q * nr));
-            e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
-            Acc* const c = t.c + row * t.ldc + col;
-            if constexpr (std::is_same_v<S, Acc>) {
-              if (rows_a) {
-                kernel.run_rows(kc, pa + row * a.rs + pc, a.rs, bpack + q * nr * kc, c, t.ldc, m, n, e);
-                continue;
-              }
-            }
-            kernel.run(kc, apack + ir * kc, bpack + q * nr * kc, c, t.ldc, m, n, e);
+      }
+      if (!packed) pack_a<Acc, S>(apack, pa + cell.m0 * a.rs + k.pc * a.cs, a.rs, a.cs, mc, k.kc, mr);
+    }
+    TileEpilogue<Acc> e{};
+    e.alpha = static_cast<Acc>(p.alpha);
+    e.beta = t.direct ? static_cast<Acc>(p.beta) : Acc(0);
+    e.bias_rs = t.bias_rs;
+    e.bias_cs = t.bias_cs;
+    e.activation = t.direct ? p.activation : CTL_ACTIVATION_NONE;
+    e.overwrite = k.first;
+    e.finish = t.direct && k.last;
+    const Acc* const buffer = bpacks + k.buffer * b_size;
+    const int64_t q0 = (cell.n0 - k.jc) / nr, q1 = (cell.n1 - k.jc + nr - 1) / nr;
+    for (int64_t ir = 0; ir < mc; ir += mr) {
+      const int64_t row = cell.m0 + ir;
+      const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t col = k.jc + q * nr;
+        const int n = static_cast<int>(std::min<int64_t>(nr, k.nc - q * nr));
+        const Acc* const panel = buffer + q * nr * k.kc;
+        e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
+        Acc* const c = t.c + row * t.ldc + col;
+        if constexpr (std::is_same_v<S, Acc>) {
+          if (rows_a) {
+            kernel.run_rows(k.kc, pa + row * a.rs + k.pc, a.rs, panel, c, t.ldc, m, n, e);
+            continue;
           }
         }
+        kernel.run(k.kc, apack + ir * k.kc, panel, c, t.ldc, m, n, e);
       }
     }
   }
-}
+};
+
+// The scratch one GemmSchedule needs, in Acc elements after its counters: packed-B
+// buffers, then one A block per thread (none with rows_a).
+struct ProductScratch {
+  size_t counter_bytes;  // rounded up to 64
+  int64_t b_size, a_size;
+  int64_t buffers, threads;
+  size_t bytes(size_t acc_size) const {
+    return counter_bytes + static_cast<size_t>(buffers * b_size + threads * a_size) * acc_size;
+  }
+};
 
 // out = act(C + beta * out + bias) for outputs not written directly; C may be NULL (K == 0).
 template <class Acc, class T>
@@ -267,31 +238,39 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
 
   const bool direct = std::is_same_v<T, Acc> && (ocs == 1 || N == 1);
   const int64_t threads = ctx.threads();
-  const int64_t mr = kernel.mr, nr = kernel.nr;
   const bool per_batch = one_product_per_thread(p, threads);
   // A product this small is done before a second thread could join in: up to 40^3
   // multiply-adds two threads took longer than one (a 24^3 product 1.8 vs 3.8 us), and
   // from 64^3 they win.
   constexpr double kSplitWork = 48.0 * 48 * 48;
-  const bool split = !per_batch && product_work(p) > kSplitWork;
-  const Grid grid = choose_grid(M, N, mr, nr, split ? threads : 1);
-  const int64_t parts = per_batch ? std::min(threads, p.batches) : grid.tm * grid.tn;
-  const int64_t mc_block = std::min(kMc / mr, (M + mr - 1) / mr) * mr;
+  const int64_t sharing = !per_batch && product_work(p) > kSplitWork ? threads : 1;
   // Reading A in place saves packing it, which matters when each packed A block would be
   // used by few B panels (small N); large N packs, so that a 12-row panel sits densely in
   // L1 whatever A's row stride (rows 4 KiB apart would all share one L1 set).
   const bool rows_a = std::is_same_v<T, Acc> && kernel.run_rows && acs == 1 && N <= kRowsAMaxN;
-  const int64_t kc_max = depth_step(K);
-  const int64_t nc_max = std::min(kNc, (N + nr - 1) / nr * nr);
-  const int64_t a_size = rows_a ? 0 : mc_block * kc_max, b_size = nc_max * kc_max;
+  // Threads share packed B blocks unless A is read in place and small enough to stay in
+  // L2 while every column chunk reads it again (gemm_schedule.h).
+  const bool independent = rows_a && static_cast<double>(M) * static_cast<double>(K) * sizeof(Acc) <= kL2Bytes / 2;
+  const int64_t kc_step = depth_step(K);
+  auto schedule_for = [&](int64_t with) {
+    return GemmSchedule(M, N, K, kernel.mr, kernel.nr, kc_step, kNc, kMc, with, independent);
+  };
+  // Slots: one per thread taking whole products, or one shared by all.
+  const int64_t slots = per_batch ? std::min(threads, p.batches) : 1;
+  const GemmSchedule shape = schedule_for(sharing);
+  ProductScratch layout{};
+  layout.counter_bytes = (shape.counter_bytes() + 63) / 64 * 64;
+  layout.b_size = std::min(kNc, (N + kernel.nr - 1) / kernel.nr * kernel.nr) * kc_step;
+  layout.a_size = rows_a ? 0 : shape.row_chunk() * kc_step;
+  layout.buffers = shape.buffers();
+  layout.threads = sharing;
+  const size_t slot_bytes = (layout.bytes(sizeof(Acc)) + 63) / 64 * 64;
   const int64_t c_size = direct ? 0 : M * N;
-  const int64_t c_count = per_batch ? parts : 1;
-  const int64_t total = parts * (a_size + b_size) + c_count * c_size;
   Scratch scratch(ctx);
-  CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, static_cast<size_t>(total) * sizeof(Acc)));
-  Acc* const apacks = scratch.as<Acc>();
-  Acc* const bpacks = apacks + parts * a_size;
-  Acc* const cs = bpacks + parts * b_size;
+  CTL_SDK_RETURN_IF_ERROR(
+      scratch.allocate(ctx, slots * slot_bytes + static_cast<size_t>(slots * c_size) * sizeof(Acc)));
+  char* const base = scratch.as<char>();
+  Acc* const cs = reinterpret_cast<Acc*>(base + slots * slot_bytes);
 
   // The target of batch element `index`, with scratch C number `slot` when not direct.
   auto target_of = [&](int64_t index, int64_t slot, T** out, const T** bias, Matrix* am, Matrix* bm) {
@@ -306,16 +285,36 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
     }
     return Target<Acc>{cs + slot * c_size, N, false, nullptr, 0, 0};
   };
+  // Runs batch element `index` in `slot`: its pack and compute tasks on `parts` threads.
+  struct Run {
+    GemmSchedule schedule;
+    FloatProduct<Acc, T> product;
+    Acc* apacks;
+  };
+  auto start = [&](int64_t index, int64_t slot, T** out, const T** bias) {
+    Matrix am, bm;
+    const Target<Acc> t = target_of(index, slot, out, bias, &am, &bm);
+    char* const memory = base + slot * slot_bytes;
+    Run run{shape, FloatProduct<Acc, T>{p, kernel, am, bm, t, rows_a, nullptr, layout.b_size}, nullptr};
+    run.schedule.start(memory);
+    run.product.bpacks = reinterpret_cast<Acc*>(memory + layout.counter_bytes);
+    run.apacks = run.product.bpacks + layout.buffers * layout.b_size;
+    return run;
+  };
+  auto run_part = [&](Run& run, int64_t thread) {
+    Acc* const apack = run.apacks + thread * layout.a_size;
+    run.schedule.run_part(
+        thread, [&](const GemmBlock& k, int64_t q0, int64_t q1) { run.product.pack(k, q0, q1); },
+        [&](const GemmBlock& k, const GemmCell& cell) { run.product.compute(k, cell, apack); });
+  };
   if (per_batch) {
     parallel_for(ctx.pool, p.batches, 1, [&](int64_t begin, int64_t end, unsigned part) {
       for (int64_t index = begin; index < end; ++index) {
         T* out;
         const T* bias;
-        Matrix am, bm;
-        const Target<Acc> t = target_of(index, part, &out, &bias, &am, &bm);
-        gemm_region<Acc, T>(p, kernel, am, bm, t, apacks + part * a_size, bpacks + part * b_size, Region{0, M, 0, N},
-                            mc_block, rows_a);
-        if (!direct) epilogue<Acc, T>(p, t.c, out, ors, ocs, bias, brs, bcs, nullptr);
+        Run run = start(index, part, &out, &bias);
+        run_part(run, 0);
+        if (!direct) epilogue<Acc, T>(p, run.product.t.c, out, ors, ocs, bias, brs, bcs, nullptr);
       }
     });
     return nullptr;
@@ -323,15 +322,9 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   for (int64_t index = 0; index < p.batches; ++index) {
     T* out;
     const T* bias;
-    Matrix am, bm;
-    const Target<Acc> t = target_of(index, 0, &out, &bias, &am, &bm);
-    parallel_for(ctx.pool, parts, 1, [&](int64_t begin, int64_t end, unsigned part) {
-      for (int64_t cell = begin; cell < end; ++cell) {
-        gemm_region<Acc, T>(p, kernel, am, bm, t, apacks + part * a_size, bpacks + part * b_size,
-                            grid.region(cell, M, N), mc_block, rows_a);
-      }
-    });
-    if (!direct) epilogue<Acc, T>(p, t.c, out, ors, ocs, bias, brs, bcs, ctx.pool);
+    Run run = start(index, 0, &out, &bias);
+    parallel_for(ctx.pool, sharing, 1, [&](int64_t, int64_t, unsigned part) { run_part(run, part); });
+    if (!direct) epilogue<Acc, T>(p, run.product.t.c, out, ors, ocs, bias, brs, bcs, ctx.pool);
   }
   return nullptr;
 }
