@@ -1,8 +1,8 @@
 // gemm_half.cpp — the driver of the f16/bf16 GEMM on AMX (gemm_half.h).
 //
 // B is packed whole (every depth, every column) once per product, or once for all of
-// them when it is broadcast over the batch, and shared by the threads. Each thread takes
-// blocks of kMc rows of A, packs them for the whole depth, and walks the output in
+// them when it is broadcast over the batch, and shared by the threads. Each thread claims
+// blocks of at most kMc rows of A, packs them for the whole depth, and walks the output in
 // kMc x kNc blocks, one depth block (kDepthChunks tile rows) at a time: the A and B
 // slices of a depth block (256 KiB each) stay in L2 while every 32 x 32 tile of the
 // block is computed, and the f32 partial sums of the block (kMc x kNc, 256 KiB) stay in
@@ -15,6 +15,7 @@
 #include "intrinsics.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "amx.h"
 #include "gemm_amx.h"
@@ -162,13 +163,17 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
           float* acc_buffers, const uint16_t* b_pack, ThreadPool* pool, unsigned slot) {
   const int64_t m_blocks = (p.M + plan.mc_block - 1) / plan.mc_block;
   const int64_t a_panels = plan.mc_block / 16;
-  parallel_for(pool, m_blocks, 1, [&](int64_t begin, int64_t end, unsigned part) {
+  // Row blocks are claimed first come, first served, so a thread on a slower CPU takes
+  // fewer of them; which thread computes a block does not change its result.
+  std::atomic<int64_t> next_block{0};
+  const int64_t parts = pool ? std::min<int64_t>(m_blocks, pool->size()) : 1;
+  parallel_for(pool, parts, 1, [&](int64_t, int64_t, unsigned part) {
     const unsigned s = pool ? part : slot;
     uint16_t* const a_pack = a_buffers + s * plan.a_size;
     float* const acc = plan.acc_size ? acc_buffers + s * plan.acc_size : nullptr;
     alignas(64) float tile[32 * 32];
     amx_begin();
-    for (int64_t block = begin; block < end; ++block) {
+    for (int64_t block; (block = next_block.fetch_add(1, std::memory_order_relaxed)) < m_blocks;) {
       const int64_t ic = block * plan.mc_block;
       const int64_t mc = std::min(plan.mc_block, p.M - ic);
       const int64_t row_pairs = (mc + 31) / 32;
@@ -238,9 +243,10 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   const int64_t M = p.M, N = p.N;
   const bool per_batch = one_product_per_thread(p, threads);
   int64_t mc_block = kMc;
-  if (!per_batch) {  // give every thread at least one block of rows
-    const int64_t share = (M + threads - 1) / threads;
-    mc_block = std::min(kMc, std::max<int64_t>(32, (share + 31) / 32 * 32));
+  if (!per_batch) {  // about kBlocksPerThread blocks of rows per thread, and none under kMinRows
+    constexpr int64_t kBlocksPerThread = 4, kMinRows = 64;
+    const int64_t share = (M + kBlocksPerThread * threads - 1) / (kBlocksPerThread * threads);
+    mc_block = std::min(kMc, std::max<int64_t>(kMinRows, (share + 31) / 32 * 32));
   }
   plan.mc_block = mc_block;
   plan.b_panels = (N + 31) / 32 * 2;
