@@ -7,9 +7,9 @@
 // The kernel adds each depth block into C in order, so the order of every sum is fixed by
 // K alone, whichever thread computes it and however many there are.
 //
-// Two ways to share B:
+// Two ways to share B (matmul.cpp picks one by shape):
 //
-// Shared (A packed): each block of B is packed once, into one of two buffers all threads
+// Shared: each block of B is packed once, into one of two buffers all threads
 // read, and a cell is one block's part of C. A block's work is a sequence of tasks, its
 // pack tasks (groups of B panels) and then its cells, all claimed from one counter in that
 // order. A task may have to wait:
@@ -20,10 +20,10 @@
 // schedule cannot deadlock, and one thread alone (a nested call, or a pool of one) runs
 // every task in order without waiting.
 //
-// Independent (A read in place): a cell runs through all depth blocks on one thread,
-// packing just its own columns of B into that thread's buffer. Cells are column chunks
-// first, so no panel of B is packed twice unless N is too narrow to give every thread
-// several cells; nothing waits. Column chunks cost nothing when A is read in place,
+// Independent (for a short A read in place): a cell runs through all depth blocks on one
+// thread, packing just its own columns of B into that thread's buffer. Cells are column
+// chunks first, so no panel of B is packed twice unless N is too narrow to give every
+// thread several cells; nothing waits. Column chunks cost nothing when A is read in place,
 // whereas with packed A each would pack A again.
 #pragma once
 

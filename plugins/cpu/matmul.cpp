@@ -27,8 +27,8 @@ namespace {
 // Blocking for this tile shape (12 x 32 f32 on AVX-512) and a 48 KiB L1d / 2 MiB L2 per
 // core: a packed B block (KC x NC, 1 MiB) stays in L2 and its panels stream from there;
 // a 12-row A panel (12 x KC, 12 KiB) stays in L1 while it meets every panel of the block.
-// The A block (MC x KC, up to 1.5 MiB, in L3) is packed once for all of N, so each
-// element of A and B is packed about once per product.
+// A cell's rows of A (at most MC x KC, 1.5 MiB) are packed for each block of B they
+// meet, so A is packed once per 1024 columns and B once per product (gemm_schedule.h).
 constexpr int64_t kKc = 256;
 constexpr int64_t kMc = 1536;
 constexpr int64_t kNc = 1024;
@@ -293,7 +293,7 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
     }
     return Target<Acc>{cs + slot * c_size, N, false, nullptr, 0, 0};
   };
-  // Runs batch element `index` in `slot`: its pack and compute tasks on `parts` threads.
+  // One product's schedule and tasks, over the scratch of its slot.
   struct Run {
     GemmSchedule schedule;
     FloatProduct<Acc, T> product;
