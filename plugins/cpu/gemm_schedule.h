@@ -34,6 +34,8 @@
 #include <new>
 #include <thread>
 
+#include "thread_pool.h"
+
 namespace catalyst::cpu {
 
 // One depth block of one column block: columns [jc, jc + nc), depth [pc, pc + kc).
@@ -161,9 +163,9 @@ class GemmSchedule {
   static constexpr int64_t kCellsPerThread = 8;
   static constexpr double kMinCellWork = 1 << 20;
 
-  struct Counters {
-    alignas(64) std::atomic<int64_t> next{0};
-    alignas(64) char pad[1];  // the words after it start on their own line
+  // A line of its own: the words after it start on the next one.
+  struct alignas(64) Counters {
+    std::atomic<int64_t> next{0};
   };
 
   // Shared mode's words: pack tasks and cells finished per block, and per column block
@@ -219,9 +221,7 @@ class GemmSchedule {
   static void wait_until(Ready ready) {
     for (int spins = 0; !ready(); ++spins) {
       if (spins < 4096) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        cpu_relax();
       } else {
         std::this_thread::yield();
       }

@@ -183,17 +183,6 @@ struct FloatProduct {
   }
 };
 
-// The scratch one GemmSchedule needs, in Acc elements after its counters: packed-B
-// buffers, then one A block per thread (none with rows_a).
-struct ProductScratch {
-  size_t counter_bytes;  // rounded up to 64
-  int64_t b_size, a_size;
-  int64_t buffers, threads;
-  size_t bytes(size_t acc_size) const {
-    return counter_bytes + static_cast<size_t>(buffers * b_size + threads * a_size) * acc_size;
-  }
-};
-
 // out = act(C + beta * out + bias) for outputs not written directly; C may be NULL (K == 0).
 template <class Acc, class T>
 void epilogue(const Problem& p, const Acc* c, T* out, int64_t ors, int64_t ocs, const T* bias, int64_t brs, int64_t bcs,
@@ -260,19 +249,16 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   const bool independent = rows_a && M <= kIndependentMaxRows &&
                            static_cast<double>(M) * static_cast<double>(K) * sizeof(Acc) <= kL2Bytes / 2;
   const int64_t kc_step = depth_step(K);
-  auto schedule_for = [&](int64_t with) {
-    return GemmSchedule(M, N, K, kernel.mr, kernel.nr, kc_step, kNc, kMc, with, independent);
-  };
-  // Slots: one per thread taking whole products, or one shared by all.
+  const GemmSchedule shape(M, N, K, kernel.mr, kernel.nr, kc_step, kNc, kMc, sharing, independent);
+  // Slots: one per thread taking whole products, or one shared by all. A slot holds the
+  // schedule's counters, then its packed-B buffers, then one A block per thread (none
+  // with rows_a).
   const int64_t slots = per_batch ? std::min(threads, p.batches) : 1;
-  const GemmSchedule shape = schedule_for(sharing);
-  ProductScratch layout{};
-  layout.counter_bytes = (shape.counter_bytes() + 63) / 64 * 64;
-  layout.b_size = std::min(kNc, (N + kernel.nr - 1) / kernel.nr * kernel.nr) * kc_step;
-  layout.a_size = rows_a ? 0 : shape.row_chunk() * kc_step;
-  layout.buffers = shape.buffers();
-  layout.threads = sharing;
-  const size_t slot_bytes = (layout.bytes(sizeof(Acc)) + 63) / 64 * 64;
+  const size_t counter_bytes = (shape.counter_bytes() + 63) / 64 * 64;
+  const int64_t b_size = std::min(kNc, (N + kernel.nr - 1) / kernel.nr * kernel.nr) * kc_step;
+  const int64_t a_size = rows_a ? 0 : shape.row_chunk() * kc_step;
+  const size_t slot_bytes =
+      (counter_bytes + static_cast<size_t>(shape.buffers() * b_size + sharing * a_size) * sizeof(Acc) + 63) / 64 * 64;
   const int64_t c_size = direct ? 0 : M * N;
   Scratch scratch(ctx);
   CTL_SDK_RETURN_IF_ERROR(
@@ -303,14 +289,14 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
     Matrix am, bm;
     const Target<Acc> t = target_of(index, slot, out, bias, &am, &bm);
     char* const memory = base + slot * slot_bytes;
-    Run run{shape, FloatProduct<Acc, T>{p, kernel, am, bm, t, rows_a, nullptr, layout.b_size}, nullptr};
+    Run run{shape, FloatProduct<Acc, T>{p, kernel, am, bm, t, rows_a, nullptr, b_size}, nullptr};
     run.schedule.start(memory);
-    run.product.bpacks = reinterpret_cast<Acc*>(memory + layout.counter_bytes);
-    run.apacks = run.product.bpacks + layout.buffers * layout.b_size;
+    run.product.bpacks = reinterpret_cast<Acc*>(memory + counter_bytes);
+    run.apacks = run.product.bpacks + shape.buffers() * b_size;
     return run;
   };
   auto run_part = [&](Run& run, int64_t thread) {
-    Acc* const apack = run.apacks + thread * layout.a_size;
+    Acc* const apack = run.apacks + thread * a_size;
     run.schedule.run_part(
         thread, [&](const GemmBlock& k, int64_t q0, int64_t q1) { run.product.pack(k, q0, q1); },
         [&](const GemmBlock& k, const GemmCell& cell) { run.product.compute(k, cell, apack); });

@@ -28,12 +28,6 @@ void futex_wake_all(std::atomic<uint32_t>* word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 // Spins until *word differs from `seen` or kSpinMicroseconds pass; returns the last value
 // read. The clock is read only every 64 pauses: a pause is tens of nanoseconds.
 //

@@ -27,6 +27,13 @@
 
 namespace catalyst::cpu {
 
+// One step of a spin-wait: tells the CPU this thread is only waiting.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 class ThreadPool {
  public:
   // `threads` counts the calling thread too: threads - 1 workers are started.
