@@ -2,8 +2,10 @@
 // reference: sizes that are no multiple of any tile, K = 1, depths that need several
 // depth blocks, transposed, expanded and batch-broadcast operands, strided outputs, and
 // the fused epilogue (alpha, beta, bias, activations). CTest runs it once for each
-// CATALYST_CPU_ISA value, so the AMX path (avx512 on a CPU with AMX) and the f32
-// conversion paths (avx2, baseline) each face the same cases.
+// CATALYST_CPU_ISA value, and for avx512 once more with CATALYST_CPU_AMX=0, so the AMX
+// path (avx512 on a CPU with AMX), the bf16 dot-product kernel (avx512 on a CPU with
+// AVX512-BF16, AMX off or absent) and the f32 conversion paths (avx2, baseline) each
+// face the same cases.
 //
 // The bound is conformance's for matmul (conformance/tolerance.h, kSum): the error of a
 // sum of K terms accumulated in f32, (K + 2) 2^-24 S with S = |alpha| |a| @ |b| +
@@ -49,14 +51,16 @@ double activate(double v, ctl_activation act) {
 }
 
 // A logical matrix operand: batch axes, then rows x cols. Stored transposed (a
-// transpose view of a cols x rows tensor) or expanded (an expand view of batch size 1)
-// when asked, so the plugin sees non-unit and zero strides.
+// transpose view of a cols x rows tensor), expanded (an expand view of batch size 1) or
+// stepped (every other column of a tensor twice as wide, a slice with step 2, so that
+// neither matrix stride is 1) when asked, so the plugin sees non-unit and zero strides.
 struct Operand {
   std::vector<int64_t> batch;  // logical batch shape
   int64_t rows = 0, cols = 0;
   bool transposed = false;
   bool expanded = false;         // one stored batch element, expanded to `batch`
   std::vector<uint16_t> values;  // logical, row-major over (batch, rows, cols)
+  bool stepped = false;          // stored as column 2j of a rows x 2 cols tensor
   std::vector<int64_t> shape() const {
     std::vector<int64_t> s = batch;
     s.push_back(rows);
@@ -78,6 +82,7 @@ struct Case {
   std::vector<int64_t> a_batch, b_batch;
   int64_t M, N, K;
   bool ta = false, tb = false, expand_a = false, out_transposed = false, bias = false;
+  bool step_a = false, step_b = false;  // Operand::stepped
   double alpha = 1, beta = 0;
   ctl_activation act = CTL_ACTIVATION_NONE;
   double scale = 2;    // inputs are uniform in [-scale, scale]
@@ -100,30 +105,31 @@ class MatmulHalf : public ::testing::Test {
   Tensor make(ctl_dtype d, Operand& op, std::mt19937& rng, double scale) {
     std::uniform_real_distribution<double> dist(-scale, scale);
     const int64_t stored_batches = op.expanded ? 1 : op.batch_count();
-    std::vector<uint16_t> stored(static_cast<size_t>(stored_batches * op.rows * op.cols));
+    const int64_t step = op.stepped ? 2 : 1;  // stored columns per logical one
+    // Where logical (stored batch sb, i, j) lies in the stored tensor.
+    auto phys = [&](int64_t sb, int64_t i, int64_t j) {
+      return op.transposed ? (sb * op.cols + j) * op.rows + i : (sb * op.rows + i) * op.cols * step + j * step;
+    };
+    std::vector<uint16_t> stored(static_cast<size_t>(stored_batches * op.rows * op.cols * step));
+    for (uint16_t& v : stored) v = from_double(d, dist(rng));  // stepped: the skipped columns too
     op.values.assign(static_cast<size_t>(op.batch_count() * op.rows * op.cols), 0);
-    for (int64_t b = 0; b < stored_batches; ++b) {
-      for (int64_t i = 0; i < op.rows; ++i) {
-        for (int64_t j = 0; j < op.cols; ++j) {
-          const uint16_t v = from_double(d, dist(rng));
-          const int64_t phys = op.transposed ? (b * op.cols + j) * op.rows + i : (b * op.rows + i) * op.cols + j;
-          stored[static_cast<size_t>(phys)] = v;
-        }
-      }
-    }
     for (int64_t b = 0; b < op.batch_count(); ++b) {
       for (int64_t i = 0; i < op.rows; ++i) {
         for (int64_t j = 0; j < op.cols; ++j) {
-          const int64_t sb = op.expanded ? 0 : b;
-          const int64_t phys = op.transposed ? (sb * op.cols + j) * op.rows + i : (sb * op.rows + i) * op.cols + j;
-          op.values[static_cast<size_t>((b * op.rows + i) * op.cols + j)] = stored[static_cast<size_t>(phys)];
+          op.values[static_cast<size_t>((b * op.rows + i) * op.cols + j)] =
+              stored[static_cast<size_t>(phys(op.expanded ? 0 : b, i, j))];
         }
       }
     }
     std::vector<int64_t> shape = op.expanded ? std::vector<int64_t>(op.batch.size(), 1) : op.batch;
     shape.push_back(op.transposed ? op.cols : op.rows);
-    shape.push_back(op.transposed ? op.rows : op.cols);
+    shape.push_back(op.transposed ? op.rows : op.cols * step);
     Tensor t = from_vector(device_, d, shape, stored);
+    if (op.stepped) {
+      ctl_tensor* view = nullptr;
+      CTL_EXPECT_OK(ctl_tensor_slice(t.get(), -1, 0, op.cols * step, step, &view));
+      t.reset(view);
+    }
     if (op.transposed) {
       ctl_tensor* view = nullptr;
       CTL_EXPECT_OK(ctl_tensor_transpose(t.get(), -1, -2, &view));
@@ -142,8 +148,8 @@ class MatmulHalf : public ::testing::Test {
     SCOPED_TRACE(c.name);
     const ctl_dtype d = c.dtype;
     std::mt19937 rng(static_cast<unsigned>(c.M * 131 + c.N * 17 + c.K));
-    Operand a{c.a_batch, c.M, c.K, c.ta, c.expand_a, {}};
-    Operand b{c.b_batch, c.K, c.N, c.tb, false, {}};
+    Operand a{c.a_batch, c.M, c.K, c.ta, c.expand_a, {}, c.step_a};
+    Operand b{c.b_batch, c.K, c.N, c.tb, false, {}, c.step_b};
     Tensor ta = make(d, a, rng, c.scale);
     Tensor tb = make(d, b, rng, c.scale);
     if (c.special != 0) {  // rebuild a with one special value at element 0
@@ -282,6 +288,11 @@ std::vector<Case> cases(ctl_dtype d) {
   tanh.alpha = 2;
   tanh.act = CTL_ACTIVATION_GELU_TANH;
   add(tanh);
+  // Past N = 512 a row-major A is packed rather than read in place.
+  add({"N past the in-place limit, odd depth", d, {}, {}, 30, 600, 47});
+  Case stepped{"no unit stride in a or b, odd depth", d, {}, {}, 26, 37, 51};
+  stepped.step_a = stepped.step_b = true;
+  add(stepped);
   Case beta{"beta 1, bias, wide N", d, {}, {}, 40, 300, 45};
   beta.beta = 1;
   beta.bias = true;

@@ -75,9 +75,12 @@ void log_isa_choice(const ctl_host_api* host) {
     sdk::log(host, CTL_LOG_WARNING, "%sCATALYST_CPU_ISA=%s asks for more than this CPU and OS allow; using %s",
              kLogPrefix, info.request, isa_name(info.isa));
   }
-  sdk::log(host, CTL_LOG_INFO, "%s%s kernels (detected %s%s%s)", kLogPrefix, isa_name(info.isa),
+  sdk::log(host, CTL_LOG_INFO, "%s%s kernels (detected %s%s%s%s)", kLogPrefix, isa_name(info.isa),
            isa_name(info.detected), info.avx512_bf16 ? ", bf16 dot product" : "",
-           info.avx512_fp16 ? ", fp16 arithmetic" : "");
+           info.avx512_fp16 ? ", fp16 arithmetic" : "",
+           info.amx_bf16         ? ", AMX tiles"
+           : info.amx_turned_off ? ", AMX tiles (off: CATALYST_CPU_AMX=0)"
+                                 : "");
 }
 
 // The plugin version and the kernels in use, as `catalyst devices` shows it.

@@ -60,19 +60,4 @@ void amx_end();
 void amx_kernel_32x32(int64_t chunks, const uint16_t* a0, const uint16_t* a1, const uint16_t* b0, const uint16_t* b1,
                       const float* c_in, int64_t ld_in, float* c_out, int64_t ld_out);
 
-// Where merged tiles go, and what the epilogue adds (alpha, beta, bias, activation).
-struct HalfOutput {
-  ctl_dtype dtype;  // f16 or bf16: out and bias
-  char* out;
-  int64_t ors, ocs;  // in elements
-  const char* bias;  // nullptr: none
-  int64_t brs, bcs;
-  float alpha, beta;
-  ctl_activation activation;
-};
-
-// Writes rows [0, m) x columns [0, n) of a finished 32 x 32 tile of sums (row stride 32)
-// to the output at (row, col): alpha * sum + beta * out + bias, activation, one rounding.
-void amx_merge_tile(const HalfOutput& o, const float* tile, int64_t row, int64_t col, int64_t m, int64_t n);
-
 }  // namespace catalyst::cpu

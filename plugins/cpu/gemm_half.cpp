@@ -19,6 +19,7 @@
 
 #include "amx.h"
 #include "gemm_amx.h"
+#include "half_merge.h"
 
 namespace catalyst::cpu {
 namespace {
@@ -32,7 +33,7 @@ constexpr int64_t kNc = 256;  // columns a depth block runs over before the next
 
 #define CTL_CPU_AVX512_SCAN __attribute__((target("avx512f,avx512vl,avx512bw,avx2")))
 
-// The lanes of v (among `lanes`) that amx_exact rejects. f16: exponent bits all ones;
+// The lanes of v (among `lanes`) that bf16_units_exact rejects. f16: exponent bits all ones;
 // bf16: magnitude - 1 < 0x7f (unsigned), i.e. a magnitude of 1 to 0x7f.
 CTL_CPU_AVX512_SCAN inline __mmask32 inexact_lanes(bool f16, __m512i v, __mmask32 lanes) {
   const __m512i mask_bits = _mm512_set1_epi16(f16 ? 0x7c00 : 0x7fff);
@@ -41,11 +42,12 @@ CTL_CPU_AVX512_SCAN inline __mmask32 inexact_lanes(bool f16, __m512i v, __mmask3
   return _mm512_mask_cmplt_epu16_mask(lanes, _mm512_sub_epi16(bits, _mm512_set1_epi16(1)), _mm512_set1_epi16(0x7f));
 }
 
-// True when the tile unit computes every product of this rows x cols 16-bit matrix
-// exactly: f16 must be finite (its hi/lo split has no form for Inf and NaN: inf * 0 would
-// appear), and bf16 must hold no subnormal, which tdpbf16ps reads as zero.
-CTL_CPU_AVX512_SCAN bool amx_exact(ctl_dtype dtype, const uint16_t* m, int64_t rows, int64_t cols, int64_t rs,
-                                   int64_t cs) {
+// True when the CPU's bf16 units (AMX tiles, vdpbf16ps) compute every product of this
+// rows x cols 16-bit matrix exactly: f16 must be finite (its hi/lo split has no form for
+// Inf and NaN: inf * 0 would appear), and bf16 must hold no subnormal, which tdpbf16ps
+// and vdpbf16ps read as zero.
+CTL_CPU_AVX512_SCAN bool bf16_units_exact(ctl_dtype dtype, const uint16_t* m, int64_t rows, int64_t cols, int64_t rs,
+                                          int64_t cs) {
   if (cs != 1 && rs == 1) {  // scan the contiguous axis
     std::swap(rows, cols);
     std::swap(rs, cs);
@@ -82,19 +84,25 @@ bool broadcast_over_batch(const Problem& p, int operand) {
   return true;
 }
 
-// Inputs the tile unit cannot take exactly (amx_exact) go to the conversion path.
-bool inputs_exact(const Problem& p) {
+}  // namespace
+
+// Inputs the bf16 units cannot take exactly (bf16_units_exact) go to the conversion path.
+bool half_inputs_exact(const Problem& p) {
   const int64_t ars = p.a.strides[p.a.rank - 2], acs = p.a.strides[p.a.rank - 1];
   const int64_t brs = p.b.strides[p.b.rank - 2], bcs = p.b.strides[p.b.rank - 1];
   const bool a_once = broadcast_over_batch(p, 0), b_once = broadcast_over_batch(p, 1);
   for (int64_t index = 0; index < p.batches; ++index) {
     int64_t off[4];
     batch_offsets(p, index, off);
-    if ((index == 0 || !a_once) && !amx_exact(p.dtype, p.a.as<uint16_t>() + off[0], p.M, p.K, ars, acs)) return false;
-    if ((index == 0 || !b_once) && !amx_exact(p.dtype, p.b.as<uint16_t>() + off[1], p.K, p.N, brs, bcs)) return false;
+    if ((index == 0 || !a_once) && !bf16_units_exact(p.dtype, p.a.as<uint16_t>() + off[0], p.M, p.K, ars, acs))
+      return false;
+    if ((index == 0 || !b_once) && !bf16_units_exact(p.dtype, p.b.as<uint16_t>() + off[1], p.K, p.N, brs, bcs))
+      return false;
   }
   return true;
 }
+
+namespace {
 
 // From this depth on, f16 products sum three bf16 plane products (gemm_amx.h) instead of
 // the four of the exact split. The one left out, a_lo b_lo, errs by at most 2^-16 |a b|
@@ -209,8 +217,8 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
               if (last) {
                 amx_kernel_32x32(chunks, a0, a0 + plan.block_panel, b0, b0 + plan.block_panel,
                                  first ? nullptr : acc_tile, kNc, tile, 32);
-                amx_merge_tile(out, tile, ic + 32 * ir, jc + 32 * q, std::min<int64_t>(32, mc - 32 * ir),
-                               std::min<int64_t>(32, nc - 32 * q));
+                merge_half_tile(out, tile, 32, ic + 32 * ir, jc + 32 * q, std::min<int64_t>(32, mc - 32 * ir),
+                                std::min<int64_t>(32, nc - 32 * q));
               } else {
                 amx_kernel_32x32(chunks, a0, a0 + plan.block_panel, b0, b0 + plan.block_panel,
                                  first ? nullptr : acc_tile, kNc, acc_tile, kNc);
@@ -229,7 +237,7 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
 bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   *status = nullptr;
   if ((p.dtype != CTL_DTYPE_F16 && p.dtype != CTL_DTYPE_BF16) || p.K == 0 || !amx_bf16_usable()) return false;
-  if (!inputs_exact(p)) return false;
+  if (!half_inputs_exact(p)) return false;
 
   Plan plan{};
   const bool planes = p.dtype == CTL_DTYPE_F16 && p.K >= kF16PlanesMinDepth;

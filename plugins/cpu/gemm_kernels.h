@@ -23,39 +23,57 @@ struct TileEpilogue {
   ctl_activation activation;
 };
 
+// A kernel multiplies packed panels of P (the operands' type, or what they are converted
+// to while packing) and accumulates in Acc, the type of C.
+//
+// Packed layout. Depth is packed in groups of kp steps (1; 2 for the bf16 dot product,
+// which multiplies pairs of depth steps): group g of an A panel holds, for each row
+// i < mr, the kp values of depths kp*g .. kp*g + kp-1 side by side, at
+// a[(g * mr + i) * kp + r]; a B panel likewise holds column j's kp values at
+// b[(g * nr + j) * kp + r]. A panel covers kc rounded up to a multiple of kp, and
+// everything past the data (rows, columns, depth) is zero.
+//
 // run(kc, a, b, c, ldc, m, n, e): for i < m, j < n,
-//   tile[i][j] = sum over k < kc of a[k * mr + i] * b[k * nr + j]
-// then e is applied and the result written to c[i * ldc + j]. a and b are packed panels,
-// zero-padded to the full mr x nr tile; m <= mr, n <= nr.
-template <class T>
+//   tile[i][j] = sum over k < kc of A(i, k) * B(k, j)
+// from packed panels a and b, then e is applied and the result written to
+// c[i * ldc + j]; m <= mr, n <= nr.
+template <class P, class Acc = P>
 struct GemmKernel {
   int mr;
   int nr;
-  void (*run)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int m, int n, const TileEpilogue<T>& e);
+  int kp;
+  void (*run)(int64_t kc, const P* a, const P* b, Acc* c, int64_t ldc, int m, int n, const TileEpilogue<Acc>& e);
   // Optional fast paths (null where absent):
   // run_rows: as run, but a is A itself (unit column stride), row i at a + i * lda, read
   // without packing.
-  void (*run_rows)(int64_t kc, const T* a, int64_t lda, const T* b, T* c, int64_t ldc, int m, int n,
-                   const TileEpilogue<T>& e);
+  void (*run_rows)(int64_t kc, const P* a, int64_t lda, const P* b, Acc* c, int64_t ldc, int m, int n,
+                   const TileEpilogue<Acc>& e);
   // pack_b: packs kc rows (row stride ldb, unit column stride) of n <= nr columns into
   // one zero-padded panel.
-  void (*pack_b)(const T* b, int64_t ldb, int64_t kc, int n, T* dst);
+  void (*pack_b)(const P* b, int64_t ldb, int64_t kc, int n, P* dst);
   // pack_a: packs one zero-padded A panel of m <= mr rows from an A with unit row stride,
   // depth step k at a + k * lda.
-  void (*pack_a)(const T* a, int64_t lda, int64_t kc, int m, T* dst);
+  void (*pack_a)(const P* a, int64_t lda, int64_t kc, int m, P* dst);
   // pack_b_t: as pack_b for a B with unit row stride (a transposed operand, e.g. W^T in
   // an input gradient), column j at b + j * ldb.
-  void (*pack_b_t)(const T* b, int64_t ldb, int64_t kc, int n, T* dst);
+  void (*pack_b_t)(const P* b, int64_t ldb, int64_t kc, int n, P* dst);
   // pack_a_rows: as pack_a for an A with unit column stride, row i at a + i * lda.
-  void (*pack_a_rows)(const T* a, int64_t lda, int64_t kc, int m, T* dst);
+  void (*pack_a_rows)(const P* a, int64_t lda, int64_t kc, int m, P* dst);
 };
 
 // The kernel of the active instruction set (isa.h).
 const GemmKernel<float>& gemm_kernel_f32();
 const GemmKernel<double>& gemm_kernel_f64();
 
-// The AVX-512 f32 kernel (gemm_avx512_f32.cpp); call only when active_isa() is kAvx512.
+// The bf16 dot-product kernel (bf16 bits packed, f32 sums) where the CPU has AVX512-BF16
+// and the active instruction set is AVX-512, else null. It reads bf16 subnormals as zero
+// (vdpbf16ps), so callers check their inputs first.
+const GemmKernel<uint16_t, float>* gemm_kernel_bf16();
+
+// The AVX-512 kernels (gemm_avx512_f32.cpp, gemm_avx512_bf16.cpp); call only when
+// active_isa() is kAvx512, and for bf16 when isa_info().avx512_bf16.
 extern const GemmKernel<float> kGemmAvx512F32;
+extern const GemmKernel<uint16_t, float> kGemmAvx512Bf16;
 
 // Applies e to a tile already summed into `tile` (row stride nr), element by element:
 // the generic kernels' epilogue.

@@ -34,7 +34,7 @@ constexpr bool bit(unsigned value, int n) {
 }
 
 IsaInfo detect() {
-  IsaInfo info{Isa::kBaseline, Isa::kBaseline, false, false, false, nullptr, true};
+  IsaInfo info{Isa::kBaseline, Isa::kBaseline, false, false, false, nullptr, true, false};
   const Cpuid leaf1 = cpuid(1, 0);
   const bool osxsave = bit(leaf1.ecx, 27);
   const unsigned long long xcr = osxsave ? xcr0() : 0;
@@ -71,12 +71,17 @@ IsaInfo detect() {
     info.avx512_bf16 = avx512_bf16;
     info.avx512_fp16 = avx512_fp16;
     info.amx_bf16 = avx512_bf16 && amx_bf16;
+    const char* amx = std::getenv("CATALYST_CPU_AMX");
+    if (info.amx_bf16 && amx && std::strcmp(amx, "0") == 0) {
+      info.amx_bf16 = false;
+      info.amx_turned_off = true;
+    }
   }
   return info;
 }
 #else
 IsaInfo detect() {
-  return IsaInfo{Isa::kBaseline, Isa::kBaseline, false, false, false, std::getenv("CATALYST_CPU_ISA"), true};
+  return IsaInfo{Isa::kBaseline, Isa::kBaseline, false, false, false, std::getenv("CATALYST_CPU_ISA"), true, false};
 }
 #endif
 

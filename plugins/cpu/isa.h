@@ -4,7 +4,8 @@
 // the OS saves on a context switch: a CPU with AVX-512 under an OS that does not enable
 // the ZMM state must not run AVX-512 code. CATALYST_CPU_ISA=baseline|avx2|avx512 lowers
 // the choice (to test every path on one machine); it never raises it past what the CPU
-// and OS allow.
+// and OS allow. CATALYST_CPU_AMX=0 turns AMX tiles off, so that a CPU with AMX can test
+// the bf16 dot-product kernel that CPUs without it use.
 #pragma once
 
 namespace catalyst::cpu {
@@ -25,6 +26,7 @@ struct IsaInfo {
                         // grant each process the tile data (amx.h asks).
   const char* request;  // CATALYST_CPU_ISA as given, or nullptr
   bool request_valid;   // false when CATALYST_CPU_ISA named no known path (then ignored)
+  bool amx_turned_off;  // the CPU and OS allow AMX but CATALYST_CPU_AMX=0 turned it off
 };
 
 // Detected on first use (thread-safe) and fixed for the life of the process.

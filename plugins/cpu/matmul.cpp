@@ -4,10 +4,12 @@
 // NR-wide panels and each block of A (MC x KC) packed into MR-tall panels, a
 // register-blocked micro-kernel (gemm_kernels.h) computes MR x NR tiles and applies
 // alpha, beta, bias and activation as it writes each tile to C. Packing reads A and B
-// through their strides, so transposed or broadcast operands cost nothing extra, and it
-// converts f16/bf16 to f32 on the way in. f32 and f64 accumulate in their own type;
-// f16/bf16 in f32. Threads share one product by claiming cells of C first come, first
-// served (gemm_schedule.h), or take whole products when a batch has many small ones.
+// through their strides, so transposed or broadcast operands cost nothing extra. f32 and
+// f64 accumulate in their own type; f16/bf16 in f32, either on the bf16 dot-product
+// kernel (bf16 on CPUs with AVX512-BF16) or converted to f32 while packing, and each
+// finished tile is rounded into the output while it is in L1 (half_merge.h). Threads
+// share one product by claiming cells of C first come, first served (gemm_schedule.h),
+// or take whole products when a batch has many small ones.
 // Integers use a plain row loop that wraps in 64 bits.
 #include <algorithm>
 #include <cmath>
@@ -18,13 +20,15 @@
 #include "gemm_half.h"
 #include "gemm_kernels.h"
 #include "gemm_schedule.h"
+#include "half_merge.h"
 #include "kernels.h"
 #include "matmul_problem.h"
 
 namespace catalyst::cpu {
 namespace {
 
-// Blocking for this tile shape (12 x 32 f32 on AVX-512) and a 48 KiB L1d / 2 MiB L2 per
+// Blocking for this tile shape (12 x 32 f32 on AVX-512; bf16 pairs are twice as deep per
+// byte, so their depth blocks hold kKc pairs) and a 48 KiB L1d / 2 MiB L2 per
 // core: a packed B block (KC x NC, 1 MiB) stays in L2 and its panels stream from there;
 // a 12-row A panel (12 x KC, 12 KiB) stays in L1 while it meets every panel of the block.
 // A cell's rows of A (at most MC x KC, 1.5 MiB) are packed for each block of B they
@@ -42,47 +46,80 @@ constexpr int64_t kIndependentMaxRows = 256;
 
 // ---- float GEMM -------------------------------------------------------------------------
 
-// The depth of each block of a product of depth K: at most kKc, and all blocks about
+// The depth of each block of a product of depth K: at most `most`, and all blocks about
 // equal, so that no short last block pays a whole pass over the C tile for a few steps
-// (K = 784 runs as 4 x 196 rather than 3 x 256 + 16; K = 257 as 129 + 128). It depends
-// on K alone, so the order of every sum is still the same for any thread count.
-int64_t depth_step(int64_t K) {
-  const int64_t blocks = (K + kKc - 1) / kKc;
-  return (K + blocks - 1) / blocks;
+// (K = 784 runs as 4 x 196 rather than 3 x 256 + 16; K = 257 as 129 + 128), each a
+// multiple of the kernel's depth group kp (so only the last can end in a part group). It
+// depends on K alone, so the order of every sum is still the same for any thread count.
+int64_t depth_step(int64_t K, int64_t most, int kp) {
+  const int64_t blocks = (K + most - 1) / most;
+  const int64_t step = (K + blocks - 1) / blocks;
+  return (step + kp - 1) / kp * kp;
 }
 
-// Packs rows [0, mc) x depth [0, kc) of A into MR-tall panels, zero-padding the last.
-template <class Acc, class S>
-void pack_a(Acc* __restrict dst, const S* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, int mr) {
-  for (int64_t ir = 0; ir < mc; ir += mr) {
-    const int64_t m = std::min<int64_t>(mr, mc - ir);
-    const S* panel = a + ir * rs;
-    for (int64_t k = 0; k < kc; ++k) {
-      int64_t i = 0;
-      for (; i < m; ++i) dst[k * mr + i] = static_cast<Acc>(load(panel[i * rs + k * cs]));
-      for (; i < mr; ++i) dst[k * mr + i] = Acc(0);
-    }
-    dst += mr * kc;
+// Depth kc as packed: a whole number of kp-deep groups (gemm_kernels.h).
+inline int64_t packed_depth(int64_t kc, int kp) {
+  return (kc + kp - 1) / kp * kp;
+}
+
+// One source value as packed: converted to the kernel's type (f16/bf16 to f32), or bf16
+// bits kept as they are for the bf16 dot-product kernel.
+template <class P, class S>
+inline P packed_value(S x) {
+  if constexpr (std::is_same_v<P, uint16_t>) {
+    return x.bits;
+  } else {
+    return static_cast<P>(load(x));
   }
 }
 
-// Packs depth [0, kc) x columns [0, nc) of B into NR-wide panels, zero-padding the last.
-template <class Acc, class S>
-void pack_b_panel(Acc* __restrict dst, const S* b, int64_t rs, int64_t cs, int64_t n, int64_t kc, int nr) {
-  for (int64_t k = 0; k < kc; ++k) {
+// Packs rows [0, mc) x depth [0, kc) of A into MR-tall panels of kp-deep groups,
+// zero-padding the last panel's rows and the last group.
+template <class P, class S>
+void pack_a(P* __restrict dst, const S* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, int mr, int kp) {
+  const int64_t groups = (kc + kp - 1) / kp;
+  for (int64_t ir = 0; ir < mc; ir += mr) {
+    const int64_t m = std::min<int64_t>(mr, mc - ir);
+    const S* panel = a + ir * rs;
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int r = 0; r < kp; ++r) {
+        const int64_t k = g * kp + r;
+        P* out = dst + g * mr * kp + r;
+        int64_t i = 0;
+        if (k < kc) {
+          for (; i < m; ++i) out[i * kp] = packed_value<P>(panel[i * rs + k * cs]);
+        }
+        for (; i < mr; ++i) out[i * kp] = P(0);
+      }
+    }
+    dst += mr * groups * kp;
+  }
+}
+
+// Packs depth [0, kc) x columns [0, n) of B into one NR-wide panel of kp-deep groups,
+// zero-padding the columns past n and the last group.
+template <class P, class S>
+void pack_b_panel(P* __restrict dst, const S* b, int64_t rs, int64_t cs, int64_t n, int64_t kc, int nr, int kp) {
+  const int64_t depth = packed_depth(kc, kp);
+  for (int64_t k = 0; k < depth; ++k) {
+    P* out = dst + (k / kp) * nr * kp + k % kp;
     const S* row = b + k * rs;
     int64_t j = 0;
-    if (cs == 1) {
-      for (; j < n; ++j) dst[k * nr + j] = static_cast<Acc>(load(row[j]));
-    } else {
-      for (; j < n; ++j) dst[k * nr + j] = static_cast<Acc>(load(row[j * cs]));
+    if (k < kc) {
+      if (cs == 1) {
+        for (; j < n; ++j) out[j * kp] = packed_value<P>(row[j]);
+      } else {
+        for (; j < n; ++j) out[j * kp] = packed_value<P>(row[j * cs]);
+      }
     }
-    for (; j < nr; ++j) dst[k * nr + j] = Acc(0);
+    for (; j < nr; ++j) out[j * kp] = P(0);
   }
 }
 
 // Where a tile's results go: straight into the output (f32/f64 output with unit column
-// stride), or into an Acc scratch matrix that the epilogue then writes out.
+// stride), or into an Acc scratch matrix that the epilogue then writes out; for f16/bf16
+// outputs, each tile of scratch is merged into the output (`half`) as its last depth
+// block finishes.
 template <class Acc>
 struct Target {
   Acc* c;
@@ -90,67 +127,75 @@ struct Target {
   bool direct;  // beta, bias and activation are applied by the kernel rather than the epilogue
   const Acc* bias;
   int64_t bias_rs, bias_cs;
+  HalfOutput half;  // half.out is null unless the output is f16/bf16
 };
 
 // One product C = alpha * A @ B (+ beta/bias/activation when direct) of one batch element,
-// as the pack and compute tasks of a GemmSchedule. With `rows_a` the kernel reads A's rows
-// in place (unit column stride) instead of a packed copy.
-template <class Acc, class S>
+// as the pack and compute tasks of a GemmSchedule. The kernel multiplies panels of P and
+// sums in Acc; S is the operands' type. With `rows_a` the kernel reads A's rows in place
+// (unit column stride) instead of a packed copy.
+template <class P, class Acc, class S>
 struct FloatProduct {
+  // The kernel's own packers (and reading A in place) need operands already in its type.
+  static constexpr bool kNative = std::is_same_v<S, P> || (std::is_same_v<S, bf16> && std::is_same_v<P, uint16_t>);
+
   const Problem& p;
-  const GemmKernel<Acc>& kernel;
+  const GemmKernel<P, Acc>& kernel;
   Matrix a, b;
   Target<Acc> t;
   bool rows_a;
-  Acc* bpacks;  // the schedule's buffers, b_size apart
+  P* bpacks;  // the schedule's buffers, b_size apart
   int64_t b_size;
 
   // Panels [q0, q1) of the block into its buffer.
   void pack(const GemmBlock& k, int64_t q0, int64_t q1) const {
-    const int nr = kernel.nr;
+    const int nr = kernel.nr, kp = kernel.kp;
     const S* const pb = reinterpret_cast<const S*>(b.data);
-    Acc* const buffer = bpacks + k.buffer * b_size;
+    P* const buffer = bpacks + k.buffer * b_size;
     for (int64_t q = q0; q < q1; ++q) {
       const S* src = pb + k.pc * b.rs + (k.jc + q * nr) * b.cs;
       const int n = static_cast<int>(std::min<int64_t>(nr, k.nc - q * nr));
-      Acc* const dst = buffer + q * nr * k.kc;
-      if constexpr (std::is_same_v<S, Acc>) {
+      P* const dst = buffer + q * nr * packed_depth(k.kc, kp);
+      if constexpr (kNative) {
+        const P* const native = reinterpret_cast<const P*>(src);
         if (kernel.pack_b && b.cs == 1) {
-          kernel.pack_b(src, b.rs, k.kc, n, dst);
+          kernel.pack_b(native, b.rs, k.kc, n, dst);
           continue;
         }
         if (kernel.pack_b_t && b.rs == 1) {
-          kernel.pack_b_t(src, b.cs, k.kc, n, dst);
+          kernel.pack_b_t(native, b.cs, k.kc, n, dst);
           continue;
         }
       }
-      pack_b_panel<Acc, S>(dst, src, b.rs, b.cs, n, k.kc, nr);
+      pack_b_panel<P, S>(dst, src, b.rs, b.cs, n, k.kc, nr, kp);
     }
   }
 
   // One cell from the packed block, packing its A rows into `apack` first unless rows_a.
-  void compute(const GemmBlock& k, const GemmCell& cell, Acc* apack) const {
-    const int mr = kernel.mr, nr = kernel.nr;
+  void compute(const GemmBlock& k, const GemmCell& cell, P* apack) const {
+    const int mr = kernel.mr, nr = kernel.nr, kp = kernel.kp;
+    const int64_t kcp = packed_depth(k.kc, kp);
     const S* const pa = reinterpret_cast<const S*>(a.data);
     const int64_t mc = cell.m1 - cell.m0;
     if (!rows_a) {
       bool packed = false;
-      if constexpr (std::is_same_v<S, Acc>) {
+      if constexpr (kNative) {
+        const P* const native = reinterpret_cast<const P*>(pa);
         if (kernel.pack_a && a.rs == 1) {
           for (int64_t ir = 0; ir < mc; ir += mr) {
-            kernel.pack_a(pa + (cell.m0 + ir) + k.pc * a.cs, a.cs, k.kc,
-                          static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * k.kc);
+            kernel.pack_a(native + (cell.m0 + ir) + k.pc * a.cs, a.cs, k.kc,
+                          static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * kcp);
           }
           packed = true;
         } else if (kernel.pack_a_rows && a.cs == 1) {
           for (int64_t ir = 0; ir < mc; ir += mr) {
-            kernel.pack_a_rows(pa + (cell.m0 + ir) * a.rs + k.pc, a.rs, k.kc,
-                               static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * k.kc);
+            kernel.pack_a_rows(native + (cell.m0 + ir) * a.rs + k.pc, a.rs, k.kc,
+                               static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * kcp);
           }
           packed = true;
         }
       }
-      if (!packed) pack_a<Acc, S>(apack, pa + cell.m0 * a.rs + k.pc * a.cs, a.rs, a.cs, mc, k.kc, mr);
+      if (!packed) pack_a<P, S>(apack, pa + cell.m0 * a.rs + k.pc * a.cs, a.rs, a.cs, mc, k.kc, mr, kp);
     }
     TileEpilogue<Acc> e{};
     e.alpha = static_cast<Acc>(p.alpha);
@@ -160,7 +205,8 @@ struct FloatProduct {
     e.activation = t.direct ? p.activation : CTL_ACTIVATION_NONE;
     e.overwrite = k.first;
     e.finish = t.direct && k.last;
-    const Acc* const buffer = bpacks + k.buffer * b_size;
+    const bool merge = t.half.out && k.last;
+    const P* const buffer = bpacks + k.buffer * b_size;
     const int64_t q0 = (cell.n0 - k.jc) / nr, q1 = (cell.n1 - k.jc + nr - 1) / nr;
     for (int64_t ir = 0; ir < mc; ir += mr) {
       const int64_t row = cell.m0 + ir;
@@ -168,16 +214,17 @@ struct FloatProduct {
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t col = k.jc + q * nr;
         const int n = static_cast<int>(std::min<int64_t>(nr, k.nc - q * nr));
-        const Acc* const panel = buffer + q * nr * k.kc;
+        const P* const panel = buffer + q * nr * kcp;
         e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
         Acc* const c = t.c + row * t.ldc + col;
-        if constexpr (std::is_same_v<S, Acc>) {
-          if (rows_a) {
-            kernel.run_rows(k.kc, pa + row * a.rs + k.pc, a.rs, panel, c, t.ldc, m, n, e);
-            continue;
-          }
+        if (rows_a) {  // only where kNative
+          kernel.run_rows(k.kc, reinterpret_cast<const P*>(pa + row * a.rs + k.pc), a.rs, panel, c, t.ldc, m, n, e);
+        } else {
+          kernel.run(k.kc, apack + ir * kcp, panel, c, t.ldc, m, n, e);
         }
-        kernel.run(k.kc, apack + ir * k.kc, panel, c, t.ldc, m, n, e);
+        if constexpr (std::is_same_v<Acc, float>) {
+          if (merge) merge_half_tile(t.half, c, t.ldc, row, col, m, n);
+        }
       }
     }
   }
@@ -201,15 +248,10 @@ void epilogue(const Problem& p, const Acc* c, T* out, int64_t ors, int64_t ocs, 
                });
 }
 
-template <class T>
-ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
-  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  const GemmKernel<Acc>& kernel = [] {
-    if constexpr (std::is_same_v<Acc, double>)
-      return gemm_kernel_f64();
-    else
-      return gemm_kernel_f32();
-  }();
+// One float product on `kernel`: panels of P, sums in Acc, operands and output of type T.
+template <class T, class P, class Acc>
+ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc>& kernel) {
+  using Product = FloatProduct<P, Acc, T>;
   const int64_t M = p.M, N = p.N, K = p.K;
   const int64_t ors = p.out.strides[p.out.rank - 2], ocs = p.out.strides[p.out.rank - 1];
   const int64_t brs = p.has_bias ? p.bias.strides[p.bias.rank - 2] : 0;
@@ -217,16 +259,6 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   const int64_t ars = p.a.strides[p.a.rank - 2], acs = p.a.strides[p.a.rank - 1];
   const int64_t bkrs = p.b.strides[p.b.rank - 2], bkcs = p.b.strides[p.b.rank - 1];
   const size_t es = sizeof(T);
-
-  if (K == 0) {  // out = act(beta * out + bias)
-    for (int64_t index = 0; index < p.batches; ++index) {
-      int64_t off[4];
-      batch_offsets(p, index, off);
-      epilogue<Acc, T>(p, nullptr, p.out.as<T>() + off[2], ors, ocs, p.has_bias ? p.bias.as<T>() + off[3] : nullptr,
-                       brs, bcs, ctx.pool);
-    }
-    return nullptr;
-  }
 
   const bool direct = std::is_same_v<T, Acc> && (ocs == 1 || N == 1);
   const int64_t threads = ctx.threads();
@@ -239,16 +271,18 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   // Reading A in place saves packing it, which matters when each packed A block would be
   // used by few B panels (small N); large N packs, so that a 12-row panel sits densely in
   // L1 whatever A's row stride (rows 4 KiB apart would all share one L1 set).
-  const bool rows_a = std::is_same_v<T, Acc> && kernel.run_rows && acs == 1 && N <= kRowsAMaxN;
+  const bool rows_a = Product::kNative && kernel.run_rows && acs == 1 && N <= kRowsAMaxN;
   // Threads share packed B blocks (gemm_schedule.h) unless A is read in place and has few
   // rows: then B is most of the data, and each thread packing and reading only its own
   // columns of it beats reading the other core's half (while A, small enough to stay in
   // L2, is read again by every column chunk). In-process A/B, 2 threads, independent
   // against shared: 128x784x512 1.17-1.25x, 192x784x512 1.11x, 128^3 1.2x, 256^3 and
   // 256x512x512 1.0x; 512^3 0.93x and 2048x128x384 0.92x, which M <= 256 leaves shared.
-  const bool independent = rows_a && M <= kIndependentMaxRows &&
-                           static_cast<double>(M) * static_cast<double>(K) * sizeof(Acc) <= kL2Bytes / 2;
-  const int64_t kc_step = depth_step(K);
+  const bool independent =
+      rows_a && M <= kIndependentMaxRows && static_cast<double>(M) * static_cast<double>(K) * sizeof(P) <= kL2Bytes / 2;
+  // Depth blocks hold kKc packed groups, so a block's panels have the same bytes whatever
+  // the kernel (bf16 pairs: 512 deep).
+  const int64_t kc_step = depth_step(K, kKc * kernel.kp, kernel.kp);
   const GemmSchedule shape(M, N, K, kernel.mr, kernel.nr, kc_step, kNc, kMc, sharing, independent);
   // Slots: one per thread taking whole products, or one shared by all. A slot holds the
   // schedule's counters, then its packed-B buffers, then one A block per thread (none
@@ -258,7 +292,7 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   const int64_t b_size = std::min(kNc, (N + kernel.nr - 1) / kernel.nr * kernel.nr) * kc_step;
   const int64_t a_size = rows_a ? 0 : shape.row_chunk() * kc_step;
   const size_t slot_bytes =
-      (counter_bytes + static_cast<size_t>(shape.buffers() * b_size + sharing * a_size) * sizeof(Acc) + 63) / 64 * 64;
+      (counter_bytes + static_cast<size_t>(shape.buffers() * b_size + sharing * a_size) * sizeof(P) + 63) / 64 * 64;
   const int64_t c_size = direct ? 0 : M * N;
   Scratch scratch(ctx);
   CTL_SDK_RETURN_IF_ERROR(
@@ -275,32 +309,41 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
     *out = p.out.as<T>() + off[2];
     *bias = p.has_bias ? p.bias.as<T>() + off[3] : nullptr;
     if (direct) {
-      return Target<Acc>{reinterpret_cast<Acc*>(*out), ors, true, reinterpret_cast<const Acc*>(*bias), brs, bcs};
+      return Target<Acc>{reinterpret_cast<Acc*>(*out), ors, true, reinterpret_cast<const Acc*>(*bias), brs, bcs, {}};
     }
-    return Target<Acc>{cs + slot * c_size, N, false, nullptr, 0, 0};
+    Target<Acc> t{cs + slot * c_size, N, false, nullptr, 0, 0, {}};
+    if constexpr (is_half_v<T>) {  // alpha is applied by the kernel, the rest by the merge
+      t.half = HalfOutput{
+          p.dtype, reinterpret_cast<char*>(*out), ors,         ocs, reinterpret_cast<const char*>(*bias), brs, bcs,
+          1.0f,    static_cast<float>(p.beta),    p.activation};
+    }
+    return t;
   };
   // One product's schedule and tasks, over the scratch of its slot.
   struct Run {
     GemmSchedule schedule;
-    FloatProduct<Acc, T> product;
-    Acc* apacks;
+    Product product;
+    P* apacks;
   };
   auto start = [&](int64_t index, int64_t slot, T** out, const T** bias) {
     Matrix am, bm;
     const Target<Acc> t = target_of(index, slot, out, bias, &am, &bm);
     char* const memory = base + slot * slot_bytes;
-    Run run{shape, FloatProduct<Acc, T>{p, kernel, am, bm, t, rows_a, nullptr, b_size}, nullptr};
+    Run run{shape, Product{p, kernel, am, bm, t, rows_a, nullptr, b_size}, nullptr};
     run.schedule.start(memory);
-    run.product.bpacks = reinterpret_cast<Acc*>(memory + counter_bytes);
+    run.product.bpacks = reinterpret_cast<P*>(memory + counter_bytes);
     run.apacks = run.product.bpacks + shape.buffers() * b_size;
     return run;
   };
   auto run_part = [&](Run& run, int64_t thread) {
-    Acc* const apack = run.apacks + thread * a_size;
+    P* const apack = run.apacks + thread * a_size;
     run.schedule.run_part(
         thread, [&](const GemmBlock& k, int64_t q0, int64_t q1) { run.product.pack(k, q0, q1); },
         [&](const GemmBlock& k, const GemmCell& cell) { run.product.compute(k, cell, apack); });
   };
+  // Outputs that are neither written directly nor merged tile by tile (f32/f64 with a
+  // strided row) get the epilogue pass.
+  const bool needs_epilogue = !direct && !is_half_v<T>;
   if (per_batch) {
     parallel_for(ctx.pool, p.batches, 1, [&](int64_t begin, int64_t end, unsigned part) {
       for (int64_t index = begin; index < end; ++index) {
@@ -308,7 +351,7 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
         const T* bias;
         Run run = start(index, part, &out, &bias);
         run_part(run, 0);
-        if (!direct) epilogue<Acc, T>(p, run.product.t.c, out, ors, ocs, bias, brs, bcs, nullptr);
+        if (needs_epilogue) epilogue<Acc, T>(p, run.product.t.c, out, ors, ocs, bias, brs, bcs, nullptr);
       }
     });
     return nullptr;
@@ -318,9 +361,38 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
     const T* bias;
     Run run = start(index, 0, &out, &bias);
     parallel_for(ctx.pool, sharing, 1, [&](int64_t, int64_t, unsigned part) { run_part(run, part); });
-    if (!direct) epilogue<Acc, T>(p, run.product.t.c, out, ors, ocs, bias, brs, bcs, ctx.pool);
+    if (needs_epilogue) epilogue<Acc, T>(p, run.product.t.c, out, ors, ocs, bias, brs, bcs, ctx.pool);
   }
   return nullptr;
+}
+
+// A float matmul on the best kernel for its dtype: bf16 on the dot-product kernel where
+// the CPU has one and the inputs hold no subnormal it would read as zero; f16 and the
+// remaining bf16 converted to f32 while packing.
+template <class T>
+ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
+  using Acc = compute_t<T>;
+  if (p.K == 0) {  // out = act(beta * out + bias)
+    const int64_t ors = p.out.strides[p.out.rank - 2], ocs = p.out.strides[p.out.rank - 1];
+    const int64_t brs = p.has_bias ? p.bias.strides[p.bias.rank - 2] : 0;
+    const int64_t bcs = p.has_bias ? p.bias.strides[p.bias.rank - 1] : 0;
+    for (int64_t index = 0; index < p.batches; ++index) {
+      int64_t off[4];
+      batch_offsets(p, index, off);
+      epilogue<Acc, T>(p, nullptr, p.out.as<T>() + off[2], ors, ocs, p.has_bias ? p.bias.as<T>() + off[3] : nullptr,
+                       brs, bcs, ctx.pool);
+    }
+    return nullptr;
+  }
+  if constexpr (std::is_same_v<T, double>) {
+    return gemm<T>(ctx, p, gemm_kernel_f64());
+  } else {
+    if constexpr (std::is_same_v<T, bf16>) {
+      const GemmKernel<uint16_t, float>* dot = gemm_kernel_bf16();
+      if (dot && half_inputs_exact(p)) return gemm<T>(ctx, p, *dot);
+    }
+    return gemm<T>(ctx, p, gemm_kernel_f32());
+  }
 }
 
 // ---- integer matmul ---------------------------------------------------------------------

@@ -1,10 +1,11 @@
-// gemm_amx_merge.cpp — writing finished tiles of f32 sums to the f16/bf16 output with
-// alpha, beta, bias and activation (see gemm_amx.h).
-#include "gemm_amx.h"
+// half_merge.cpp — writing finished tiles of f32 sums to the f16/bf16 output with
+// alpha, beta, bias and activation (see half_merge.h).
+#include "half_merge.h"
 
 #include "intrinsics.h"
 
 #include "dtype_dispatch.h"
+#include "isa.h"
 #include "matmul_problem.h"
 
 namespace catalyst::cpu {
@@ -24,8 +25,8 @@ CTL_CPU_AVX512_HALF inline __m512 load_half_x16(ctl_dtype d, const uint16_t* p, 
 // The whole tile in vector form; needs a unit output column stride and a bias column
 // stride of 0 or 1. bf16 rounds with vcvtne2ps2bf16 (nearest even; it flushes f32
 // subnormals, which lie below bf16's smallest normal and so within every tolerance).
-CTL_CPU_AVX512_HALF void merge_tile_vector(const HalfOutput& o, const float* tile, uint16_t* out, const uint16_t* bias,
-                                           int64_t m, int64_t n) {
+CTL_CPU_AVX512_HALF void merge_tile_vector(const HalfOutput& o, const float* tile, int64_t ld, uint16_t* out,
+                                           const uint16_t* bias, int64_t m, int64_t n) {
   const __mmask16 m0 = static_cast<__mmask16>(n >= 16 ? 0xffffu : (1u << n) - 1u);
   const __mmask16 m1 = static_cast<__mmask16>(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
   const __mmask32 m01 = static_cast<__mmask32>(m0) | (static_cast<__mmask32>(m1) << 16);
@@ -34,7 +35,7 @@ CTL_CPU_AVX512_HALF void merge_tile_vector(const HalfOutput& o, const float* til
   const bool relu = o.activation == CTL_ACTIVATION_RELU, plain = o.activation == CTL_ACTIVATION_NONE;
   __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps();
   for (int64_t i = 0; i < m; ++i) {
-    const float* s = tile + i * 32;
+    const float* s = tile + i * ld;
     uint16_t* dst = out + i * o.ors;
     __m512 v0 = _mm512_mul_ps(alpha, _mm512_loadu_ps(s));
     __m512 v1 = _mm512_mul_ps(alpha, _mm512_loadu_ps(s + 16));
@@ -92,15 +93,17 @@ void merge_row_scalar(const HalfOutput& o, const float* s, uint16_t* out, const 
 
 }  // namespace
 
-void amx_merge_tile(const HalfOutput& o, const float* tile, int64_t row, int64_t col, int64_t m, int64_t n) {
+void merge_half_tile(const HalfOutput& o, const float* tile, int64_t ld, int64_t row, int64_t col, int64_t m,
+                     int64_t n) {
   uint16_t* out = reinterpret_cast<uint16_t*>(o.out) + row * o.ors + col * o.ocs;
   const uint16_t* bias = o.bias ? reinterpret_cast<const uint16_t*>(o.bias) + row * o.brs + col * o.bcs : nullptr;
-  if (o.ocs == 1 && (o.bcs == 0 || o.bcs == 1)) {
-    merge_tile_vector(o, tile, out, bias, m, n);
+  // The vector form rounds to bf16 with vcvtne2ps2bf16, an AVX512-BF16 instruction.
+  if (o.ocs == 1 && (o.bcs == 0 || o.bcs == 1) && isa_info().avx512_bf16) {
+    merge_tile_vector(o, tile, ld, out, bias, m, n);
     return;
   }
   for (int64_t i = 0; i < m; ++i)
-    merge_row_scalar(o, tile + i * 32, out + i * o.ors, bias ? bias + i * o.brs : nullptr, n);
+    merge_row_scalar(o, tile + i * ld, out + i * o.ors, bias ? bias + i * o.brs : nullptr, n);
 }
 
 }  // namespace catalyst::cpu
