@@ -27,13 +27,18 @@
 namespace catalyst::cpu {
 namespace {
 
-// Blocking for this tile shape (12 x 32 f32 on AVX-512; bf16 pairs are twice as deep per
-// byte, so their depth blocks hold kKc pairs) and a 48 KiB L1d / 2 MiB L2 per
+// Blocking for this tile shape (12 x 32 f32 on AVX-512) and a 48 KiB L1d / 2 MiB L2 per
 // core: a packed B block (KC x NC, 1 MiB) stays in L2 and its panels stream from there;
 // a 12-row A panel (12 x KC, 12 KiB) stays in L1 while it meets every panel of the block.
 // A cell's rows of A (at most MC x KC, 1.5 MiB) are packed for each block of B they
 // meet, so A is packed once per 1024 columns and B once per product (gemm_schedule.h).
+// On a Zen 5 (1 MiB L2) KC from 128 to 768, NC from 256 to 2048 and MC from 96 to 1536
+// were all within 3% of these at N = 2048 and 4096 (in-process A/B, 1 and 2 threads).
 constexpr int64_t kKc = 256;
+// The bf16 dot-product kernel's depth blocks are deeper: one block up to K = 2048 keeps
+// an f16/bf16 tile out of scratch C (FloatProduct::compute). Zen 5, N = 2048, against
+// 512-deep blocks: 1 thread 378 -> 391 GFLOP/s, 2 threads 672 -> 686; N = 1024 the same.
+constexpr int64_t kKcPairs = 2048;
 constexpr int64_t kMc = 1536;
 constexpr int64_t kNc = 1024;
 // Up to this N the kernel reads row-major A in place rather than packing it (see rows_a).
@@ -45,6 +50,9 @@ constexpr double kL2Bytes = 2 << 20;
 constexpr int64_t kIndependentMaxRows = 256;
 
 // ---- float GEMM -------------------------------------------------------------------------
+
+// The largest tile of any kernel (12 x 32 on AVX-512).
+constexpr int kMaxTile = 12 * 32;
 
 // The depth of each block of a product of depth K: at most `most`, and all blocks about
 // equal, so that no short last block pays a whole pass over the C tile for a few steps
@@ -206,6 +214,9 @@ struct FloatProduct {
     e.overwrite = k.first;
     e.finish = t.direct && k.last;
     const bool merge = t.half.out && k.last;
+    // A product of one depth block merges each tile from a stack copy: no scratch C.
+    const bool local_tile = merge && k.first && mr * nr <= kMaxTile;
+    alignas(64) Acc local[kMaxTile];
     const P* const buffer = bpacks + k.buffer * b_size;
     const int64_t q0 = (cell.n0 - k.jc) / nr, q1 = (cell.n1 - k.jc + nr - 1) / nr;
     for (int64_t ir = 0; ir < mc; ir += mr) {
@@ -216,14 +227,15 @@ struct FloatProduct {
         const int n = static_cast<int>(std::min<int64_t>(nr, k.nc - q * nr));
         const P* const panel = buffer + q * nr * kcp;
         e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
-        Acc* const c = t.c + row * t.ldc + col;
+        Acc* const c = local_tile ? local : t.c + row * t.ldc + col;
+        const int64_t ldc = local_tile ? nr : t.ldc;
         if (rows_a) {  // only where kNative
-          kernel.run_rows(k.kc, reinterpret_cast<const P*>(pa + row * a.rs + k.pc), a.rs, panel, c, t.ldc, m, n, e);
+          kernel.run_rows(k.kc, reinterpret_cast<const P*>(pa + row * a.rs + k.pc), a.rs, panel, c, ldc, m, n, e);
         } else {
-          kernel.run(k.kc, apack + ir * kcp, panel, c, t.ldc, m, n, e);
+          kernel.run(k.kc, apack + ir * kcp, panel, c, ldc, m, n, e);
         }
         if constexpr (std::is_same_v<Acc, float>) {
-          if (merge) merge_half_tile(t.half, c, t.ldc, row, col, m, n);
+          if (merge) merge_half_tile(t.half, c, ldc, row, col, m, n);
         }
       }
     }
@@ -280,9 +292,7 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
   // 256x512x512 1.0x; 512^3 0.93x and 2048x128x384 0.92x, which M <= 256 leaves shared.
   const bool independent =
       rows_a && M <= kIndependentMaxRows && static_cast<double>(M) * static_cast<double>(K) * sizeof(P) <= kL2Bytes / 2;
-  // Depth blocks hold kKc packed groups, so a block's panels have the same bytes whatever
-  // the kernel (bf16 pairs: 512 deep).
-  const int64_t kc_step = depth_step(K, kKc * kernel.kp, kernel.kp);
+  const int64_t kc_step = depth_step(K, kernel.kp == 1 ? kKc : kKcPairs, kernel.kp);
   const GemmSchedule shape(M, N, K, kernel.mr, kernel.nr, kc_step, kNc, kMc, sharing, independent);
   // Slots: one per thread taking whole products, or one shared by all. A slot holds the
   // schedule's counters, then its packed-B buffers, then one A block per thread (none
@@ -293,7 +303,10 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
   const int64_t a_size = rows_a ? 0 : shape.row_chunk() * kc_step;
   const size_t slot_bytes =
       (counter_bytes + static_cast<size_t>(shape.buffers() * b_size + sharing * a_size) * sizeof(P) + 63) / 64 * 64;
-  const int64_t c_size = direct ? 0 : M * N;
+  // Scratch C for outputs not written directly, but for f16/bf16 products of one depth
+  // block, whose tiles are merged from the stack (FloatProduct::compute).
+  const bool one_block = kc_step >= K;
+  const int64_t c_size = direct || (is_half_v<T> && one_block) ? 0 : M * N;
   Scratch scratch(ctx);
   CTL_SDK_RETURN_IF_ERROR(
       scratch.allocate(ctx, slots * slot_bytes + static_cast<size_t>(slots * c_size) * sizeof(Acc)));
