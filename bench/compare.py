@@ -231,9 +231,9 @@ def measure_kernels(a, programs, sink):
             if "onednn" in programs:
                 progress(f"{tag}: oneDNN")
                 onednn(programs["onednn"], size_args(a), threads, "^matmul/" if everything else f32, a, sink)
-            if "onednn" in programs and everything:
-                # This CPU has AMX, which oneDNN uses for bf16; its bf16 figure without AMX (the
-                # AVX512-BF16 dot product only) is shown beside it for reference.
+            if "onednn" in programs and everything and "amx" in sink.context.get("onednn", {}).get("onednn_isa", ""):
+                # Where the CPU has AMX oneDNN uses it for bf16; its bf16 figure without AMX (the
+                # AVX512-BF16 dot product only, as on CPUs without tiles) is shown beside it.
                 progress(f"{tag}: oneDNN bf16 without AMX")
                 onednn(programs["onednn"], size_args(a), threads, "^matmul/bf16/", a, sink, "onednn_no_amx",
                        {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16", "DNNL_MAX_CPU_ISA": "AVX512_CORE_BF16"})

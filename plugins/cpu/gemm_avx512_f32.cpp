@@ -89,14 +89,24 @@ CTL_CPU_AVX512 void pack_a(const float* a, int64_t lda, int64_t kc, int m, float
   }
 }
 
-// Loads `lines` <= 16 strided lines of up to 16 floats (the first `depth` of each; the
+// Up to 16 values at p (the lanes of `load`, the rest 0) as floats: f32 as they are, f16
+// converted (the f16 matmul's conversion path packs for this kernel too).
+CTL_CPU_AVX512 inline __m512 load16(const float* p, __mmask16 load) {
+  return _mm512_maskz_loadu_ps(load, p);
+}
+CTL_CPU_AVX512 inline __m512 load16(const uint16_t* p, __mmask16 load) {
+  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(load, p));
+}
+
+// Loads `lines` <= 16 strided lines of up to 16 values (the first `depth` of each; the
 // rest and missing lines read as 0), transposes them and stores the first `depth`
 // results at dst + step * d, each with the store mask `keep`.
-CTL_CPU_AVX512 inline void transpose_block(const float* src, int64_t stride, int lines, int depth, float* dst,
-                                           int64_t step, __mmask16 keep) {
-  const __mmask16 load = depth >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << depth) - 1);
+template <class S>
+CTL_CPU_AVX512 inline void transpose_block(const S* src, int64_t stride, int lines, int depth, float* dst, int64_t step,
+                                           __mmask16 keep) {
+  const __mmask16 load = low_mask(depth);
   __m512 r[16];
-  for (int i = 0; i < 16; ++i) r[i] = i < lines ? _mm512_maskz_loadu_ps(load, src + i * stride) : _mm512_setzero_ps();
+  for (int i = 0; i < 16; ++i) r[i] = i < lines ? load16(src + i * stride, load) : _mm512_setzero_ps();
   transpose16(r);
   for (int d = 0; d < depth; ++d) _mm512_mask_storeu_ps(dst + d * step, keep, r[d]);
 }
@@ -114,8 +124,10 @@ CTL_CPU_AVX512 void pack_b_t(const float* b, int64_t ldb, int64_t kc, int n, flo
 }
 
 // pack_a for a row-major A (rows lda apart, unit column stride) in N > kRowsAMaxN
-// products: 16 rows are transposed at a time, of which the panel keeps 12.
-CTL_CPU_AVX512 void pack_a_rows(const float* a, int64_t lda, int64_t kc, int m, float* dst) {
+// products: 16 rows are transposed at a time, of which the panel keeps 12. The f16 form
+// is the conversion path's packer for any N.
+template <class S>
+CTL_CPU_AVX512 void pack_a_rows(const S* a, int64_t lda, int64_t kc, int m, float* dst) {
   const __mmask16 panel = __mmask16((1u << kMr) - 1);
   for (int64_t k = 0; k < kc; k += 16) {
     const int depth = static_cast<int>(std::min<int64_t>(16, kc - k));
@@ -123,8 +135,20 @@ CTL_CPU_AVX512 void pack_a_rows(const float* a, int64_t lda, int64_t kc, int m, 
   }
 }
 
+// pack_b from a row-major f16 B: each row of the panel is two converting loads.
+CTL_CPU_AVX512 void pack_b_f16(const uint16_t* b, int64_t ldb, int64_t kc, int n, float* dst) {
+  const __mmask16 k0 = low_mask(n), k1 = high_mask(n);
+  for (int64_t k = 0; k < kc; ++k) {
+    _mm512_storeu_ps(dst, load16(b, k0));
+    _mm512_storeu_ps(dst + 16, load16(b + 16, k1));
+    b += ldb;
+    dst += kNr;
+  }
+}
+
 }  // namespace
 
-const GemmKernel<float> kGemmAvx512F32{kMr, kNr, 1, run, run_rows, pack_b, pack_a, pack_b_t, pack_a_rows};
+const GemmKernel<float> kGemmAvx512F32{kMr, kNr, 1, run, run_rows, pack_b, pack_a, pack_b_t, pack_a_rows<float>};
+const GemmF16Packers kGemmAvx512F16Packers{pack_b_f16, pack_a_rows<uint16_t>};
 
 }  // namespace catalyst::cpu

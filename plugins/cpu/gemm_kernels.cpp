@@ -149,6 +149,10 @@ const GemmKernel<double>& gemm_kernel_f64() {
   }
 }
 
+const GemmF16Packers* gemm_f16_packers() {
+  return active_isa() == Isa::kAvx512 ? &kGemmAvx512F16Packers : nullptr;
+}
+
 const GemmKernel<uint16_t, float>* gemm_kernel_bf16() {
   return isa_info().avx512_bf16 ? &kGemmAvx512Bf16 : nullptr;
 }

@@ -147,6 +147,9 @@ struct FloatProduct {
   // The kernel's own packers (and reading A in place) need operands already in its type.
   static constexpr bool kNative = std::is_same_v<S, P> || (std::is_same_v<S, bf16> && std::is_same_v<P, uint16_t>);
 
+  // f16 converted while packing for an f32 kernel: vector packers where the kernel has them.
+  static constexpr bool kF16ToF32 = std::is_same_v<S, f16> && std::is_same_v<P, float>;
+
   const Problem& p;
   const GemmKernel<P, Acc>& kernel;
   Matrix a, b;
@@ -154,6 +157,7 @@ struct FloatProduct {
   bool rows_a;
   P* bpacks;  // the schedule's buffers, b_size apart
   int64_t b_size;
+  const GemmF16Packers* f16_packers;  // with kF16ToF32, or null
 
   // Panels [q0, q1) of the block into its buffer.
   void pack(const GemmBlock& k, int64_t q0, int64_t q1) const {
@@ -172,6 +176,12 @@ struct FloatProduct {
         }
         if (kernel.pack_b_t && b.rs == 1) {
           kernel.pack_b_t(native, b.cs, k.kc, n, dst);
+          continue;
+        }
+      }
+      if constexpr (kF16ToF32) {
+        if (f16_packers && b.cs == 1) {
+          f16_packers->pack_b(reinterpret_cast<const uint16_t*>(src), b.rs, k.kc, n, dst);
           continue;
         }
       }
@@ -199,6 +209,16 @@ struct FloatProduct {
           for (int64_t ir = 0; ir < mc; ir += mr) {
             kernel.pack_a_rows(native + (cell.m0 + ir) * a.rs + k.pc, a.rs, k.kc,
                                static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * kcp);
+          }
+          packed = true;
+        }
+      }
+      if constexpr (kF16ToF32) {
+        if (f16_packers && a.cs == 1) {
+          const uint16_t* const bits = reinterpret_cast<const uint16_t*>(pa);
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            f16_packers->pack_a_rows(bits + (cell.m0 + ir) * a.rs + k.pc, a.rs, k.kc,
+                                     static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * kcp);
           }
           packed = true;
         }
@@ -332,6 +352,7 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
     }
     return t;
   };
+  const GemmF16Packers* const f16_packers = Product::kF16ToF32 ? gemm_f16_packers() : nullptr;
   // One product's schedule and tasks, over the scratch of its slot.
   struct Run {
     GemmSchedule schedule;
@@ -342,7 +363,7 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
     Matrix am, bm;
     const Target<Acc> t = target_of(index, slot, out, bias, &am, &bm);
     char* const memory = base + slot * slot_bytes;
-    Run run{shape, Product{p, kernel, am, bm, t, rows_a, nullptr, b_size}, nullptr};
+    Run run{shape, Product{p, kernel, am, bm, t, rows_a, nullptr, b_size, f16_packers}, nullptr};
     run.schedule.start(memory);
     run.product.bpacks = reinterpret_cast<P*>(memory + counter_bytes);
     run.apacks = run.product.bpacks + shape.buffers() * b_size;
