@@ -37,8 +37,8 @@ CTL_CPU_AVX512_HALF void merge_tile_vector(const HalfOutput& o, const float* til
   for (int64_t i = 0; i < m; ++i) {
     const float* s = tile + i * ld;
     uint16_t* dst = out + i * o.ors;
-    __m512 v0 = _mm512_mul_ps(alpha, _mm512_loadu_ps(s));
-    __m512 v1 = _mm512_mul_ps(alpha, _mm512_loadu_ps(s + 16));
+    __m512 v0 = _mm512_mul_ps(alpha, _mm512_maskz_loadu_ps(m0, s));  // s may end at column n
+    __m512 v1 = _mm512_mul_ps(alpha, _mm512_maskz_loadu_ps(m1, s + 16));
     if (with_beta) {
       v0 = _mm512_fmadd_ps(beta, load_half_x16(o.dtype, dst, m0), v0);
       v1 = _mm512_fmadd_ps(beta, load_half_x16(o.dtype, dst + 16, m1), v1);
