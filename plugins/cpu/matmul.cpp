@@ -325,8 +325,8 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
       (counter_bytes + static_cast<size_t>(shape.buffers() * b_size + sharing * a_size) * sizeof(P) + 63) / 64 * 64;
   // Scratch C for outputs not written directly, but for f16/bf16 products of one depth
   // block, whose tiles are merged from the stack (FloatProduct::compute).
-  const bool one_block = kc_step >= K;
-  const int64_t c_size = direct || (is_half_v<T> && one_block) ? 0 : M * N;
+  const bool stack_tiles = is_half_v<T> && kc_step >= K && kernel.mr * kernel.nr <= kMaxTile;
+  const int64_t c_size = direct || stack_tiles ? 0 : M * N;
   Scratch scratch(ctx);
   CTL_SDK_RETURN_IF_ERROR(
       scratch.allocate(ctx, slots * slot_bytes + static_cast<size_t>(slots * c_size) * sizeof(Acc)));
@@ -346,9 +346,16 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
     }
     Target<Acc> t{cs + slot * c_size, N, false, nullptr, 0, 0, {}};
     if constexpr (is_half_v<T>) {  // alpha is applied by the kernel, the rest by the merge
-      t.half = HalfOutput{
-          p.dtype, reinterpret_cast<char*>(*out), ors,         ocs, reinterpret_cast<const char*>(*bias), brs, bcs,
-          1.0f,    static_cast<float>(p.beta),    p.activation};
+      t.half = HalfOutput{.dtype = p.dtype,
+                          .out = reinterpret_cast<char*>(*out),
+                          .ors = ors,
+                          .ocs = ocs,
+                          .bias = reinterpret_cast<const char*>(*bias),
+                          .brs = brs,
+                          .bcs = bcs,
+                          .alpha = 1.0f,
+                          .beta = static_cast<float>(p.beta),
+                          .activation = p.activation};
     }
     return t;
   };
