@@ -127,7 +127,8 @@ void pack_b_panel(P* __restrict dst, const S* b, int64_t rs, int64_t cs, int64_t
 // Where a tile's results go: straight into the output (f32/f64 output with unit column
 // stride), or into an Acc scratch matrix that the epilogue then writes out; for f16/bf16
 // outputs, each tile of scratch is merged into the output (`half`) as its last depth
-// block finishes.
+// block finishes, and a product of one depth block has no scratch (c is null): each tile
+// goes through a stack copy.
 template <class Acc>
 struct Target {
   Acc* c;
@@ -234,8 +235,7 @@ struct FloatProduct {
     e.overwrite = k.first;
     e.finish = t.direct && k.last;
     const bool merge = t.half.out && k.last;
-    // A product of one depth block merges each tile from a stack copy: no scratch C.
-    const bool local_tile = merge && k.first && mr * nr <= kMaxTile;
+    const bool local_tile = !t.c;  // see Target
     alignas(64) Acc local[kMaxTile];
     const P* const buffer = bpacks + k.buffer * b_size;
     const int64_t q0 = (cell.n0 - k.jc) / nr, q1 = (cell.n1 - k.jc + nr - 1) / nr;
@@ -324,7 +324,7 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
   const size_t slot_bytes =
       (counter_bytes + static_cast<size_t>(shape.buffers() * b_size + sharing * a_size) * sizeof(P) + 63) / 64 * 64;
   // Scratch C for outputs not written directly, but for f16/bf16 products of one depth
-  // block, whose tiles are merged from the stack (FloatProduct::compute).
+  // block, whose tiles go through the stack (Target).
   const bool stack_tiles = is_half_v<T> && kc_step >= K && kernel.mr * kernel.nr <= kMaxTile;
   const int64_t c_size = direct || stack_tiles ? 0 : M * N;
   Scratch scratch(ctx);
@@ -344,7 +344,7 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
     if (direct) {
       return Target<Acc>{reinterpret_cast<Acc*>(*out), ors, true, reinterpret_cast<const Acc*>(*bias), brs, bcs, {}};
     }
-    Target<Acc> t{cs + slot * c_size, N, false, nullptr, 0, 0, {}};
+    Target<Acc> t{stack_tiles ? nullptr : cs + slot * c_size, N, false, nullptr, 0, 0, {}};
     if constexpr (is_half_v<T>) {  // alpha is applied by the kernel, the rest by the merge
       t.half = HalfOutput{.dtype = p.dtype,
                           .out = reinterpret_cast<char*>(*out),
