@@ -43,6 +43,10 @@ CTL_CPU_AVX512 inline void prefetch_tile(const float* c, int64_t ldc) {
 // the registers: alpha, beta, a row or column bias and ReLU are applied here, with masked
 // loads and stores for a partial tile, so no scratch tile and no second pass over C. GELU
 // and odd bias strides are applied right after, while the tile is still in L1.
+// The row loop is unrolled so that acc0[i] and acc1[i] name registers. Rolled, it
+// indexes the arrays at run time, and GCC keeps them on the stack: zeroed there before
+// the kernel's loop and stored there after it, 72 stack accesses per tile. In-process
+// A/B on Zen 5, 1 thread, N = 128-2048: 1.006-1.016x.
 template <int M>
 [[gnu::always_inline]] CTL_CPU_AVX512 inline void store_tile(const __m512 (&acc0)[M], const __m512 (&acc1)[M],
                                                              float* __restrict c, int64_t ldc, int n,
@@ -54,6 +58,7 @@ template <int M>
   // A bias along the row (column stride 1) or down the column (stride 0) is added here.
   const bool vector_bias = e.finish && e.bias && (e.bias_cs == 1 || e.bias_cs == 0);
   const bool vector_relu = e.finish && e.activation == CTL_ACTIVATION_RELU;
+#pragma GCC unroll 12
   for (int i = 0; i < M; ++i) {
     float* row = c + i * ldc;
     __m512 x0 = scale ? _mm512_mul_ps(alpha, acc0[i]) : acc0[i];
