@@ -4,6 +4,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 
 #include "catalyst/sdk/attrs.hpp"
 #include "catalyst/sdk/op_dtypes.hpp"
@@ -122,11 +123,54 @@ ctl_status* OpContext::expect_leading_shape(const View& v, const char* v_name, c
   return fail(CTL_STATUS_INVALID_ARGUMENT, "%s must have the shape of %s without its last axis", v_name, x_name);
 }
 
+namespace {
+
+// The block a thread keeps for its Scratch objects: from the C allocator rather than the
+// host's, because it outlives any one runtime (it is freed when the thread exits).
+struct KeptBlock {
+  void* block = nullptr;
+  size_t capacity = 0;
+  bool in_use = false;
+  ~KeptBlock() { std::free(block); }
+};
+thread_local KeptBlock kept_block;
+
+}  // namespace
+
 ctl_status* Scratch::allocate(const OpContext& ctx, size_t bytes) {
-  if (pointer_) host_->free(host_->context, pointer_);
+  release();
+  KeptBlock& kept = kept_block;
+  if (bytes <= kKeptBytes && !kept.in_use) {
+    if (kept.capacity < bytes) {
+      // Grown in whole pages, so that slightly larger requests do not each replace it.
+      const size_t capacity = (bytes + 4095) / 4096 * 4096;
+      void* block = nullptr;
+      if (posix_memalign(&block, 64, capacity) == 0) {
+        std::free(kept.block);
+        kept.block = block;
+        kept.capacity = capacity;
+      }
+    }
+    if (kept.capacity >= bytes && kept.block) {
+      kept.in_use = true;
+      kept_ = true;
+      pointer_ = kept.block;
+      return nullptr;
+    }
+  }
   pointer_ = host_->alloc(host_->context, bytes ? bytes : 1, 64);
   if (!pointer_) return ctx.fail(CTL_STATUS_OUT_OF_MEMORY, "could not allocate %zu bytes of scratch memory", bytes);
   return nullptr;
+}
+
+void Scratch::release() {
+  if (kept_) {
+    kept_block.in_use = false;
+    kept_ = false;
+  } else if (pointer_) {
+    host_->free(host_->context, pointer_);
+  }
+  pointer_ = nullptr;
 }
 
 }  // namespace catalyst::cpu

@@ -76,13 +76,17 @@ struct OpContext {
   ctl_status* one_to_one(View* x, View* y, bool same_dtype = true) const;
 };
 
-// Host-allocated scratch memory for one call, freed when the object goes out of scope.
+// Scratch memory for one call, freed (or handed back) when the object goes out of scope.
+// Up to kKeptBytes come from a block each calling thread keeps between calls, so that a
+// run of small ops neither calls the allocator nor touches its locks: a 12x16x32 matmul
+// spent about a tenth of its 0.75 us in posix_memalign and free. Larger requests, and a
+// second Scratch alive on the same thread, go to the host allocator.
 class Scratch {
  public:
+  static constexpr size_t kKeptBytes = size_t{1} << 20;
+
   explicit Scratch(const OpContext& ctx) : host_(ctx.host) {}
-  ~Scratch() {
-    if (pointer_) host_->free(host_->context, pointer_);
-  }
+  ~Scratch() { release(); }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   // Allocates `bytes` (64-byte aligned); OUT_OF_MEMORY status on failure.
@@ -93,8 +97,11 @@ class Scratch {
   }
 
  private:
+  void release();
+
   const ctl_host_api* host_;
   void* pointer_ = nullptr;
+  bool kept_ = false;  // pointer_ is this thread's kept block
 };
 
 // The integer stored in an enum field of a caller's struct (sdk/raw_field.hpp).
