@@ -1,7 +1,8 @@
 // gemm_schedule_test.cpp — the CPU GEMM's work sharing (plugins/cpu/gemm_schedule.h),
 // compiled in and driven by recording tasks on real threads: every element of C gets every
 // depth block exactly once and in order, a cell reads only panels packed for its own block
-// and not overwritten while it reads them, and this holds for one thread, for threads
+// (into its own thread's buffer) and not overwritten while it reads them, blocks mode packs
+// no panel twice into one buffer for one block, and this holds for one thread, for threads
 // that run one after another (a nested call), and for more threads than CPUs.
 #include <gtest/gtest.h>
 
@@ -37,14 +38,23 @@ class Recorder {
     for (auto& o : panel_owner_) o.store(-1);
   }
 
-  void pack(const GemmBlock& k, int64_t q0, int64_t q1) {
+  void pack(const GemmBlock& k, int64_t q0, int64_t q1, int64_t thread, bool once) {
     check_block(k);
+    if (k.buffer != thread)
+      fail("thread " + std::to_string(thread) + " packed into buffer " + std::to_string(k.buffer));
     if (q0 < 0 || q1 > (k.nc + kNr - 1) / kNr || q0 >= q1) fail("pack of panels outside the block");
-    for (int64_t q = q0; q < q1; ++q) owner(k, q).store(k.index);
+    for (int64_t q = q0; q < q1; ++q) {
+      if (owner(k, q).exchange(k.index) == k.index && once) {
+        fail("panel " + std::to_string(q) + " of block " + std::to_string(k.index) + " packed twice into buffer " +
+             std::to_string(k.buffer));
+      }
+    }
   }
 
-  void compute(const GemmBlock& k, const GemmCell& cell) {
+  void compute(const GemmBlock& k, const GemmCell& cell, int64_t thread) {
     check_block(k);
+    if (thread != 0) computed_by_others_.fetch_add(1);
+    if (k.buffer != thread) fail("thread " + std::to_string(thread) + " read buffer " + std::to_string(k.buffer));
     if (cell.m0 < 0 || cell.m1 > c_.M || cell.m0 >= cell.m1 || cell.n0 < k.jc || cell.n1 > k.jc + k.nc ||
         cell.n0 >= cell.n1) {
       fail("cell outside the block");
@@ -82,6 +92,9 @@ class Recorder {
     }
   }
 
+  // Cells computed by threads other than thread 0.
+  int64_t computed_by_others() const { return computed_by_others_.load(); }
+
   std::string first_failure() {
     std::lock_guard<std::mutex> lock(mutex_);
     return failure_;
@@ -108,6 +121,7 @@ class Recorder {
   int depth_blocks_;
   std::vector<std::atomic<int>> next_depth_;
   std::vector<std::atomic<int64_t>> panel_owner_;
+  std::atomic<int64_t> computed_by_others_{0};
   std::mutex mutex_;
   std::string failure_;
 };
@@ -116,10 +130,10 @@ enum class Runner { kConcurrent, kOneAfterAnother };
 
 void run_schedule(const Case& c, int64_t threads, bool independent, Runner runner) {
   SCOPED_TRACE("M N K = " + std::to_string(c.M) + " " + std::to_string(c.N) + " " + std::to_string(c.K) + ", " +
-               std::to_string(threads) + " threads, " + (independent ? "independent" : "shared") +
+               std::to_string(threads) + " threads, " + (independent ? "independent" : "blocks") +
                (runner == Runner::kConcurrent ? "" : ", one after another"));
   GemmSchedule schedule(c.M, c.N, c.K, kMr, kNr, kKc, kNc, kMaxRows, threads, independent);
-  ASSERT_EQ(schedule.buffers(), independent ? threads : (threads > 1 ? 2 : 1));
+  ASSERT_EQ(schedule.buffers(), threads);
   ASSERT_LE(schedule.row_chunk(), kMaxRows + kMr);
   std::vector<unsigned char> counters(schedule.counter_bytes() + 64);
   void* memory = counters.data() + (64 - reinterpret_cast<uintptr_t>(counters.data()) % 64) % 64;
@@ -127,8 +141,8 @@ void run_schedule(const Case& c, int64_t threads, bool independent, Runner runne
   Recorder recorder(c, schedule.buffers());
   auto part = [&](int64_t thread) {
     schedule.run_part(
-        thread, [&](const GemmBlock& k, int64_t q0, int64_t q1) { recorder.pack(k, q0, q1); },
-        [&](const GemmBlock& k, const GemmCell& cell) { recorder.compute(k, cell); });
+        thread, [&](const GemmBlock& k, int64_t q0, int64_t q1) { recorder.pack(k, q0, q1, thread, !independent); },
+        [&](const GemmBlock& k, const GemmCell& cell) { recorder.compute(k, cell, thread); });
   };
   if (runner == Runner::kConcurrent) {
     std::vector<std::thread> pool;
@@ -140,6 +154,11 @@ void run_schedule(const Case& c, int64_t threads, bool independent, Runner runne
   }
   EXPECT_EQ(recorder.first_failure(), "");
   recorder.expect_complete();
+  // Run in turn, thread 0 takes every other thread's cells as well: the later parts find
+  // nothing left (and so never wait for work that no running thread has).
+  if (runner == Runner::kOneAfterAnother) {
+    EXPECT_EQ(recorder.computed_by_others(), 0);
+  }
 }
 
 const Case kCases[] = {
@@ -167,8 +186,8 @@ TEST(GemmSchedule, OneThreadRunningEveryPartInTurnFinishesWithoutWaiting) {
 }
 
 TEST(GemmSchedule, SurvivesManyRacesBetweenThreads) {
-  // The shared mode's waits (packs before cells, depth blocks in order, buffers reused
-  // only when read) under many repetitions with more threads than CPUs.
+  // Blocks mode's claims and its one wait (depth blocks of a cell in order) under many
+  // repetitions with more threads than CPUs.
   for (int repeat = 0; repeat < 40; ++repeat) run_schedule({120, 200, 64}, 4, false, Runner::kConcurrent);
 }
 

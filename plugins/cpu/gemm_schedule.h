@@ -9,22 +9,25 @@
 //
 // Two ways to share B (matmul.cpp picks one by shape):
 //
-// Shared: each block of B is packed once, into one of two buffers all threads
-// read, and a cell is one block's part of C. A block's work is a sequence of tasks, its
-// pack tasks (groups of B panels) and then its cells, all claimed from one counter in that
-// order. A task may have to wait:
-//   - a cell, for its block's pack tasks;
-//   - a cell of a later depth block, for the same cell of the block before;
-//   - a pack task, for the cells of the block that last used its buffer.
-// Every wait is for tasks claimed earlier, by a thread that is running them, so the
-// schedule cannot deadlock, and one thread alone (a nested call, or a pool of one) runs
-// every task in order without waiting.
+// Blocks (the default): every thread walks the blocks in order and packs, into a buffer of
+// its own, just the panels of the block that its cells need; a cell is one block's part
+// of C. A block's cells are dealt out in contiguous runs, one run per thread: a thread
+// claims the cells of its own run first, front to back, then takes unclaimed cells of the
+// others' runs from the back. So each thread keeps to the same rows of C block after block
+// and call after call, and nothing it packs is read by another core; the faster of two
+// CPUs still finishes the slower one's run. Two cores on the VMs measured here write lines
+// the other core holds at about 6.7 GB/s against 200 locally, which is what packing B
+// once into a buffer all threads read cost (see plugins/cpu/README.md). The one wait: a
+// cell of a later depth block waits for the same cell of the block before, which is
+// normally its own thread's. A thread alone (a nested call, or a pool of one) runs every
+// cell in order without waiting.
 //
 // Independent (for a short A read in place): a cell runs through all depth blocks on one
 // thread, packing just its own columns of B into that thread's buffer. Cells are column
 // chunks first, so no panel of B is packed twice unless N is too narrow to give every
-// thread several cells; nothing waits. Column chunks cost nothing when A is read in place,
-// whereas with packed A each would pack A again.
+// thread several cells; they are claimed as above, each thread's own run first, and
+// nothing waits. Column chunks cost nothing when A is read in place, whereas with packed
+// A each would pack A again.
 #pragma once
 
 #include <algorithm>
@@ -45,7 +48,7 @@ struct GemmBlock {
   int64_t pc, kc;       // depth
   int64_t depth_index;  // pc / kc_step
   bool first, last;     // the first and the last depth block of its columns
-  int64_t buffer;       // which packed-B buffer holds it
+  int64_t buffer;       // which packed-B buffer holds it: the running thread's
 };
 
 // Rows [m0, m1) and columns [n0, n1) of C, inside one block's columns.
@@ -55,12 +58,22 @@ struct GemmCell {
 
 class GemmSchedule {
  public:
+  // A column block has at most this many panels (nc_block / nr).
+  static constexpr int64_t kMaxPanels = 256;
+
   // M x N x K with tiles of mr x nr, depth blocks of kc_step, column blocks of nc_block
-  // (a multiple of nr); cells have at most max_rows rows. `threads` is the number of
-  // threads that will call run_part.
+  // (a multiple of nr; wider than kMaxPanels panels is cut to that); cells have at most
+  // max_rows rows. `threads` is the number of threads that will call run_part.
   GemmSchedule(int64_t M, int64_t N, int64_t K, int64_t mr, int64_t nr, int64_t kc_step, int64_t nc_block,
                int64_t max_rows, int64_t threads, bool independent)
-      : M_(M), N_(N), K_(K), nr_(nr), kc_step_(kc_step), nc_block_(nc_block), independent_(independent) {
+      : M_(M),
+        N_(N),
+        K_(K),
+        nr_(nr),
+        kc_step_(kc_step),
+        nc_block_(std::min(nc_block, kMaxPanels * nr)),
+        independent_(independent) {
+    nc_block = nc_block_;
     depth_blocks_ = (K + kc_step - 1) / kc_step;
     column_blocks_ = (N + nc_block - 1) / nc_block;
     blocks_ = depth_blocks_ * column_blocks_;
@@ -81,81 +94,73 @@ class GemmSchedule {
     if (independent) {  // columns first: a row chunk of its own packs the same B panels again
       column_chunks = std::min(block_panels, wanted);
       row_chunks = std::max(least_row_chunks, std::min(row_tiles, (wanted + column_chunks - 1) / column_chunks));
-    } else {  // rows first: a column chunk of its own packs the same A rows again
-      row_chunks = std::max(least_row_chunks, std::min(row_tiles, wanted));
-      column_chunks = std::min(block_panels, (wanted + row_chunks - 1) / row_chunks);
+    } else {
+      // Rows first, since a column chunk of its own packs the same A rows again; but with
+      // more than two threads, as many column chunks as pairs of threads, so that about
+      // two threads (each run of cells keeps to one column chunk) pack each panel of B.
+      column_chunks = std::min(block_panels, (threads + 1) / 2);
+      row_chunks = std::max(least_row_chunks, std::min(row_tiles, (wanted + column_chunks - 1) / column_chunks));
+      column_chunks = std::max(column_chunks, std::min(block_panels, (wanted + row_chunks - 1) / row_chunks));
     }
     row_chunk_ = (row_tiles + row_chunks - 1) / row_chunks * mr;
     row_chunks_ = (M + row_chunk_ - 1) / row_chunk_;
     column_chunk_ = (block_panels + column_chunks - 1) / column_chunks * nr;
-    pack_groups_ = independent ? 0 : (threads > 1 ? 2 * threads : 1);
-    buffers_ = independent ? threads : (threads > 1 ? 2 : 1);
-    full_tasks_ = tasks_of(std::min(N, nc_block));
-    last_tasks_ = tasks_of(N - (column_blocks_ - 1) * nc_block);
-    const int64_t depth_steps = independent ? 1 : depth_blocks_;  // tasks per column block: one round of cells
-    full_block_tasks_ = (column_blocks_ - 1) * depth_steps * full_tasks_;
-    tasks_ = full_block_tasks_ + depth_steps * last_tasks_;
+    threads_ = threads;
+    buffers_ = threads;
+    full_tasks_ = cells_of(std::min(N, nc_block));
+    last_tasks_ = cells_of(N - (column_blocks_ - 1) * nc_block);
+    full_block_tasks_ = (column_blocks_ - 1) * full_tasks_;
+    tasks_ = full_block_tasks_ + last_tasks_;
   }
 
   int64_t row_chunk() const { return row_chunk_; }  // rows of the largest cell
-  int64_t buffers() const { return buffers_; }      // packed-B buffers (each one block wide)
+  int64_t buffers() const { return buffers_; }      // packed-B buffers (each one block wide), one per thread
 
   // Bytes of counters run_part needs, and their setup (once per product, before any
   // run_part).
-  size_t counter_bytes() const { return sizeof(Counters) + sizeof(std::atomic<int32_t>) * words(); }
+  size_t counter_bytes() const { return sizeof(std::atomic<int32_t>) * words(); }
   void start(void* memory) {
-    counters_ = new (memory) Counters;
-    auto* w = reinterpret_cast<std::atomic<int32_t>*>(counters_ + 1);
+    auto* w = static_cast<std::atomic<int32_t>*>(memory);
     for (int64_t i = 0; i < words(); ++i) new (w + i) std::atomic<int32_t>(0);
-    packed_ = w;
-    computed_ = w + blocks_;
-    progress_ = w + 2 * blocks_;
+    claimed_ = w;
+    progress_ = independent_ ? nullptr : w + blocks_ * max_cells();
   }
 
-  // Claims and runs tasks until none is left, as thread `thread` (< threads):
+  // Claims and runs cells until none is left, as thread `thread` (< threads):
   // pack(block, first_panel, end_panel) packs panels of nr columns of the block into
   // buffer block.buffer, panel q at q * nr * kc; compute(block, cell) computes a cell
   // from that buffer.
   template <class Pack, class Compute>
   void run_part(int64_t thread, Pack&& pack, Compute&& compute) {
-    for (;;) {
-      const int64_t task = counters_->next.fetch_add(1, std::memory_order_relaxed);
-      if (task >= tasks_) return;
-      int64_t first_block, in_block;
-      locate(task, &first_block, &in_block);
-      if (independent_) {
-        for (int64_t d = 0; d < depth_blocks_; ++d) {
-          GemmBlock block = block_at(first_block + d);
-          block.buffer = thread;
-          const GemmCell cell = cell_at(block, in_block);
-          pack(block, (cell.n0 - block.jc) / nr_, (cell.n1 - block.jc + nr_ - 1) / nr_);
-          compute(block, cell);
+    if (independent_) {
+      run_independent(thread, pack, compute);
+      return;
+    }
+    // The panels of the block in this thread's buffer (index `held`).
+    int64_t held = -1;
+    uint64_t packed[kMaxPanels / 64] = {};
+    for (int64_t index = 0; index < blocks_; ++index) {
+      GemmBlock block = block_at(index);
+      block.buffer = thread;
+      const int64_t cells = cells_of(block.nc);
+      std::atomic<int32_t>* const claimed = claimed_ + index * max_cells();
+      for (int64_t step = 0; step < cells; ++step) {
+        const int64_t c = claim(claimed, cells, thread, step);
+        if (c < 0) continue;
+        const GemmCell cell = cell_at(block, c);
+        if (held != index) {
+          held = index;
+          std::fill(std::begin(packed), std::end(packed), 0);
         }
-        continue;
-      }
-      const GemmBlock block = block_at(first_block);
-      const int64_t panels = (block.nc + nr_ - 1) / nr_;
-      const int64_t groups = std::min(panels, pack_groups_);
-      if (in_block < groups) {
-        if (block.index >= buffers_) {  // the block `buffers_` back used this buffer
-          const int64_t old = block.index - buffers_;
-          const int32_t cells = static_cast<int32_t>(cells_of(block_at(old).nc));
-          wait_until([&] { return computed_[old].load(std::memory_order_acquire) == cells; });
+        pack_missing(block, (cell.n0 - block.jc) / nr_, (cell.n1 - block.jc + nr_ - 1) / nr_, packed, pack);
+        std::atomic<int32_t>& progress = progress_[block.jc / nc_block_ * max_cells() + c];
+        if (!block.first) {
+          const int32_t done = static_cast<int32_t>(block.depth_index);
+          wait_until([&] { return progress.load(std::memory_order_acquire) == done; });
         }
-        pack(block, panels * in_block / groups, panels * (in_block + 1) / groups);
-        packed_[block.index].fetch_add(1, std::memory_order_release);
-        continue;
+        compute(block, cell);
+        progress.store(static_cast<int32_t>(block.depth_index + 1), std::memory_order_release);
       }
-      const int64_t cell_index = in_block - groups;
-      wait_until([&] { return packed_[block.index].load(std::memory_order_acquire) == groups; });
-      std::atomic<int32_t>& progress = progress_[block.jc / nc_block_ * max_cells() + cell_index];
-      if (!block.first) {
-        const int32_t done = static_cast<int32_t>(block.depth_index);
-        wait_until([&] { return progress.load(std::memory_order_acquire) == done; });
-      }
-      compute(block, cell_at(block, cell_index));
-      progress.store(static_cast<int32_t>(block.depth_index + 1), std::memory_order_release);
-      computed_[block.index].fetch_add(1, std::memory_order_release);
     }
   }
 
@@ -163,35 +168,80 @@ class GemmSchedule {
   static constexpr int64_t kCellsPerThread = 8;
   static constexpr double kMinCellWork = 1 << 20;
 
-  // A line of its own: the words after it start on the next one.
-  struct alignas(64) Counters {
-    std::atomic<int64_t> next{0};
-  };
+  // Words: in blocks mode, per block and cell, whether a thread has claimed it, and per
+  // column block and cell, the depth blocks finished; in independent mode, per task
+  // (cell of a column block), whether a thread has claimed it.
+  int64_t words() const { return independent_ ? tasks_ : blocks_ * max_cells() + column_blocks_ * max_cells(); }
 
-  // Shared mode's words: pack tasks and cells finished per block, and per column block
-  // and cell, the depth blocks finished.
-  int64_t words() const { return independent_ ? 0 : 2 * blocks_ + column_blocks_ * max_cells(); }
+  // Step `step` of thread `thread`'s walk over `count` items, the flags in `claimed`: its
+  // own run of items front to back, then the others' from the back. Returns the item if
+  // this thread claimed it, else -1.
+  int64_t claim(std::atomic<int32_t>* claimed, int64_t count, int64_t thread, int64_t step) const {
+    const int64_t own0 = count * thread / threads_, own1 = count * (thread + 1) / threads_;
+    int64_t i = own0 + step;
+    if (i >= own1) {
+      i = count - 1 - (step - (own1 - own0));
+      if (i < own1) i -= own1 - own0;
+    }
+    if (claimed[i].load(std::memory_order_relaxed) != 0 || claimed[i].exchange(1, std::memory_order_relaxed) != 0) {
+      return -1;
+    }
+    return i;
+  }
   int64_t column_chunks_of(int64_t nc) const { return (nc + column_chunk_ - 1) / column_chunk_; }
   int64_t cells_of(int64_t nc) const { return row_chunks_ * column_chunks_of(nc); }
   int64_t max_cells() const { return cells_of(std::min(N_, nc_block_)); }
-  int64_t tasks_of(int64_t nc) const {
-    const int64_t groups = pack_groups_ == 0 ? 0 : std::min((nc + nr_ - 1) / nr_, pack_groups_);
-    return groups + cells_of(nc);
+
+  // Packs the panels in [q0, q1) that `packed` does not have yet, in runs.
+  template <class Pack>
+  static void pack_missing(const GemmBlock& block, int64_t q0, int64_t q1, uint64_t* packed, Pack& pack) {
+    auto has = [&](int64_t q) { return (packed[q / 64] >> (q % 64)) & 1; };
+    for (int64_t q = q0; q < q1;) {
+      if (has(q)) {
+        ++q;
+        continue;
+      }
+      int64_t end = q;
+      while (end < q1 && !has(end)) {
+        packed[end / 64] |= uint64_t{1} << (end % 64);
+        ++end;
+      }
+      pack(block, q, end);
+      q = end;
+    }
   }
 
-  // The first block of a task (in independent mode, depth block 0 of its column block)
-  // and the task's place among its block's tasks.
+  // Independent mode: cells claimed as in blocks mode (own run first), each through all
+  // depth blocks.
+  template <class Pack, class Compute>
+  void run_independent(int64_t thread, Pack& pack, Compute& compute) {
+    for (int64_t step = 0; step < tasks_; ++step) {
+      const int64_t task = claim(claimed_, tasks_, thread, step);
+      if (task < 0) continue;
+      int64_t first_block, in_block;
+      locate(task, &first_block, &in_block);
+      for (int64_t d = 0; d < depth_blocks_; ++d) {
+        GemmBlock block = block_at(first_block + d);
+        block.buffer = thread;
+        const GemmCell cell = cell_at(block, in_block);
+        pack(block, (cell.n0 - block.jc) / nr_, (cell.n1 - block.jc + nr_ - 1) / nr_);
+        compute(block, cell);
+      }
+    }
+  }
+
+  // Independent mode: the first block of a task (depth block 0 of its column block) and
+  // the task's cell in it.
   void locate(int64_t task, int64_t* block, int64_t* in_block) const {
     int64_t step;
     if (task < full_block_tasks_) {
       step = task / full_tasks_;
       *in_block = task % full_tasks_;
     } else {
-      const int64_t rest = task - full_block_tasks_;
-      step = (column_blocks_ - 1) * (independent_ ? 1 : depth_blocks_) + rest / last_tasks_;
-      *in_block = rest % last_tasks_;
+      step = column_blocks_ - 1;
+      *in_block = task - full_block_tasks_;
     }
-    *block = independent_ ? step * depth_blocks_ : step;
+    *block = step * depth_blocks_;
   }
 
   GemmBlock block_at(int64_t index) const {
@@ -204,13 +254,13 @@ class GemmSchedule {
     b.kc = std::min(kc_step_, K_ - b.pc);
     b.first = b.depth_index == 0;
     b.last = b.depth_index == depth_blocks_ - 1;
-    b.buffer = index % buffers_;
+    b.buffer = 0;
     return b;
   }
 
+  // Cells are numbered down each column chunk, so that a run of cells shares panels.
   GemmCell cell_at(const GemmBlock& block, int64_t cell_index) const {
-    const int64_t column_chunks = column_chunks_of(block.nc);
-    const int64_t r = cell_index / column_chunks, c = cell_index % column_chunks;
+    const int64_t r = cell_index % row_chunks_, c = cell_index / row_chunks_;
     return GemmCell{r * row_chunk_, std::min(M_, (r + 1) * row_chunk_), block.jc + c * column_chunk_,
                     block.jc + std::min(block.nc, (c + 1) * column_chunk_)};
   }
@@ -231,11 +281,9 @@ class GemmSchedule {
   int64_t M_, N_, K_, nr_, kc_step_, nc_block_;
   bool independent_;
   int64_t depth_blocks_, column_blocks_, blocks_;
-  int64_t row_chunk_, row_chunks_, column_chunk_, pack_groups_, buffers_;
-  int64_t full_tasks_, last_tasks_, full_block_tasks_, tasks_;
-  Counters* counters_ = nullptr;
-  std::atomic<int32_t>* packed_ = nullptr;
-  std::atomic<int32_t>* computed_ = nullptr;
+  int64_t row_chunk_, row_chunks_, column_chunk_, threads_, buffers_;
+  int64_t full_tasks_, last_tasks_, full_block_tasks_, tasks_;  // independent mode's tasks
+  std::atomic<int32_t>* claimed_ = nullptr;
   std::atomic<int32_t>* progress_ = nullptr;
 };
 

@@ -8,8 +8,9 @@
 // f64 accumulate in their own type; f16/bf16 in f32, either on the bf16 dot-product
 // kernel (bf16 on CPUs with AVX512-BF16) or converted to f32 while packing, and each
 // finished tile is rounded into the output while it is in L1 (half_merge.h). Threads
-// share one product by claiming cells of C first come, first served (gemm_schedule.h),
-// or take whole products when a batch has many small ones.
+// share one product by claiming cells of C, their own run of cells first, each packing
+// the B it needs itself (gemm_schedule.h), or take whole products when a batch has many
+// small ones.
 // Integers use a plain row loop that wraps in 64 bits.
 #include <algorithm>
 #include <cmath>
@@ -304,19 +305,21 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
   // used by few B panels (small N); large N packs, so that a 12-row panel sits densely in
   // L1 whatever A's row stride (rows 4 KiB apart would all share one L1 set).
   const bool rows_a = Product::kNative && kernel.run_rows && acs == 1 && N <= kRowsAMaxN;
-  // Threads share packed B blocks (gemm_schedule.h) unless A is read in place and has few
-  // rows: then B is most of the data, and each thread packing and reading only its own
-  // columns of it beats reading the other core's half (while A, small enough to stay in
-  // L2, is read again by every column chunk). In-process A/B, 2 threads, independent
-  // against shared: 128x784x512 1.17-1.25x, 192x784x512 1.11x, 128^3 1.2x, 256^3 and
-  // 256x512x512 1.0x; 512^3 0.93x and 2048x128x384 0.92x, which M <= 256 leaves shared.
+  // Threads walk the product block by block (gemm_schedule.h) unless A is read in place
+  // and has few rows: then B is most of the data, and cells of whole columns that run
+  // through the depth, each packing only its own panels of B, pack every panel once
+  // (while A, small enough to stay in L2, is read again by every column chunk), where
+  // blocks mode packs each block once per thread. In-process A/B on Zen 5, 2 threads,
+  // independent against blocks mode: 128^3 1.07-1.4x, 256^3 1.09x; 128x784x512,
+  // 192x784x512, 256x512x512 and 64x1024x1024 within 1%. (Against the earlier shared
+  // packing, on a Xeon: 512^3 0.93x and 2048x128x384 0.92x, which M <= 256 leaves out.)
   const bool independent =
       rows_a && M <= kIndependentMaxRows && static_cast<double>(M) * static_cast<double>(K) * sizeof(P) <= kL2Bytes / 2;
   const int64_t kc_step = depth_step(K, kernel.kp == 1 ? kKc : kKcPairs, kernel.kp);
   const GemmSchedule shape(M, N, K, kernel.mr, kernel.nr, kc_step, kNc, kMc, sharing, independent);
   // Slots: one per thread taking whole products, or one shared by all. A slot holds the
-  // schedule's counters, then its packed-B buffers, then one A block per thread (none
-  // with rows_a).
+  // schedule's counters, then a packed-B buffer per sharing thread, then an A block per
+  // sharing thread (none with rows_a).
   const int64_t slots = per_batch ? std::min(threads, p.batches) : 1;
   const size_t counter_bytes = (shape.counter_bytes() + 63) / 64 * 64;
   const int64_t b_size = std::min(kNc, (N + kernel.nr - 1) / kernel.nr * kernel.nr) * kc_step;
