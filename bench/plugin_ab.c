@@ -15,7 +15,7 @@
  * Threads: CATALYST_CPU_THREADS, as for any program. Prints, per size, each variant's median
  * GFLOP/s, its ratio to the first variant, and the largest difference of its result from the
  * first variant's (the builds should agree, or the comparison means little). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath, setenv */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -170,6 +170,13 @@ int main(int argc, char** argv) {
   }
 
   for (int v = 0; v < count; ++v) {
+    // A bare file name would make dlopen search the library path instead of this directory.
+    char* resolved = realpath(variants[v].path, NULL);
+    if (!resolved) {
+      fprintf(stderr, "plugin_ab: %s: no such file\n", variants[v].path);
+      return 1;
+    }
+    variants[v].path = resolved;
     ctl_runtime_options options;
     memset(&options, 0, sizeof options);
     options.struct_size = CTL_RUNTIME_OPTIONS_STRUCT_SIZE;
@@ -238,6 +245,9 @@ int main(int argc, char** argv) {
     free(reference);
     free(times);
   }
-  for (int v = 0; v < count; ++v) ctl_runtime_release(variants[v].runtime);
+  for (int v = 0; v < count; ++v) {
+    ctl_runtime_release(variants[v].runtime);
+    free(variants[v].path);
+  }
   return 0;
 }
