@@ -2,8 +2,9 @@
 //
 // The product is walked as BLIS does: column blocks of B (at most nc_block wide), and in
 // each, depth blocks (kc_step deep). C is cut into cells (row chunk x column chunk, several
-// per thread) that threads claim first come, first served, so a thread on a slower or
-// descheduled CPU computes fewer cells rather than holding up the end of the product.
+// per thread) that threads claim, each its own run of cells first and then whatever the
+// others have not reached, so a thread on a slower or descheduled CPU computes fewer cells
+// rather than holding up the end of the product.
 // The kernel adds each depth block into C in order, so the order of every sum is fixed by
 // K alone, whichever thread computes it and however many there are.
 //
