@@ -66,18 +66,6 @@ void run_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c,
   kTiles<true>[m - 1](kc, a, lda, b, c, ldc, n, e);
 }
 
-// One packed B panel: kc rows of n <= 32 columns, zero-padded to 32, from a B with unit
-// column stride; compiled for AVX-512 so each row is two wide copies.
-CTL_CPU_AVX512 void pack_b(const float* b, int64_t ldb, int64_t kc, int n, float* dst) {
-  const __mmask16 k0 = low_mask(n), k1 = high_mask(n);
-  for (int64_t k = 0; k < kc; ++k) {
-    _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(k0, b));
-    _mm512_storeu_ps(dst + 16, _mm512_maskz_loadu_ps(k1, b + 16));
-    b += ldb;
-    dst += kNr;
-  }
-}
-
 // One packed A panel from an A with unit row stride (a transposed operand, e.g. X^T in
 // a weight gradient): each depth step is m <= 12 contiguous floats, one masked copy.
 CTL_CPU_AVX512 void pack_a(const float* a, int64_t lda, int64_t kc, int m, float* dst) {
@@ -135,8 +123,11 @@ CTL_CPU_AVX512 void pack_a_rows(const S* a, int64_t lda, int64_t kc, int m, floa
   }
 }
 
-// pack_b from a row-major f16 B: each row of the panel is two converting loads.
-CTL_CPU_AVX512 void pack_b_f16(const uint16_t* b, int64_t ldb, int64_t kc, int n, float* dst) {
+// One packed B panel: kc rows of n <= 32 columns, zero-padded to 32, from a B with unit
+// column stride; compiled for AVX-512 so each row is two wide copies. The f16 form (two
+// converting loads per row) is the conversion path's packer.
+template <class S>
+CTL_CPU_AVX512 void pack_b(const S* b, int64_t ldb, int64_t kc, int n, float* dst) {
   const __mmask16 k0 = low_mask(n), k1 = high_mask(n);
   for (int64_t k = 0; k < kc; ++k) {
     _mm512_storeu_ps(dst, load16(b, k0));
@@ -148,7 +139,7 @@ CTL_CPU_AVX512 void pack_b_f16(const uint16_t* b, int64_t ldb, int64_t kc, int n
 
 }  // namespace
 
-const GemmKernel<float> kGemmAvx512F32{kMr, kNr, 1, run, run_rows, pack_b, pack_a, pack_b_t, pack_a_rows<float>};
-const GemmF16Packers kGemmAvx512F16Packers{pack_b_f16, pack_a_rows<uint16_t>};
+const GemmKernel<float> kGemmAvx512F32{kMr, kNr, 1, run, run_rows, pack_b<float>, pack_a, pack_b_t, pack_a_rows<float>};
+const GemmF16Packers kGemmAvx512F16Packers{pack_b<uint16_t>, pack_a_rows<uint16_t>};
 
 }  // namespace catalyst::cpu

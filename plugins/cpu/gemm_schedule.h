@@ -107,7 +107,6 @@ class GemmSchedule {
     row_chunks_ = (M + row_chunk_ - 1) / row_chunk_;
     column_chunk_ = (block_panels + column_chunks - 1) / column_chunks * nr;
     threads_ = threads;
-    buffers_ = threads;
     full_tasks_ = cells_of(std::min(N, nc_block));
     last_tasks_ = cells_of(N - (column_blocks_ - 1) * nc_block);
     full_block_tasks_ = (column_blocks_ - 1) * full_tasks_;
@@ -115,7 +114,7 @@ class GemmSchedule {
   }
 
   int64_t row_chunk() const { return row_chunk_; }  // rows of the largest cell
-  int64_t buffers() const { return buffers_; }      // packed-B buffers (each one block wide), one per thread
+  int64_t buffers() const { return threads_; }      // packed-B buffers (each one block wide), one per thread
 
   // Bytes of counters run_part needs, and their setup (once per product, before any
   // run_part).
@@ -282,7 +281,7 @@ class GemmSchedule {
   int64_t M_, N_, K_, nr_, kc_step_, nc_block_;
   bool independent_;
   int64_t depth_blocks_, column_blocks_, blocks_;
-  int64_t row_chunk_, row_chunks_, column_chunk_, threads_, buffers_;
+  int64_t row_chunk_, row_chunks_, column_chunk_, threads_;
   int64_t full_tasks_, last_tasks_, full_block_tasks_, tasks_;  // independent mode's tasks
   std::atomic<int32_t>* claimed_ = nullptr;
   std::atomic<int32_t>* progress_ = nullptr;
