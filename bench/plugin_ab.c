@@ -9,7 +9,8 @@
  *                           PLUGIN[:NAME=VALUE,...] PLUGIN[:...] ...
  *   LIST    comma-separated N (an N x N by N x N product) or MxNxK; default 256,1024
  *   R       rounds; each round times every variant once, in the order given (default 11)
- *   S       seconds each variant runs per round (default 0.05)
+ *   S       seconds each variant is timed per round (default 0.05), after an untimed
+ *           warm-up of 1100 calls or S seconds, whichever ends first
  *   NAME=VALUE pairs are set in the environment (and the others' unset) while that variant
  *   runs, for plugins that read a setting on every call.
  * Threads: CATALYST_CPU_THREADS, as for any program. Prints, per size, each variant's median
@@ -25,7 +26,7 @@
 
 #include "catalyst.h"
 
-enum { kMaxVariants = 8, kMaxSizes = 16, kMaxSettings = 8, kMaxRounds = 1000 };
+enum { kMaxVariants = 8, kMaxSizes = 16, kMaxSettings = 8, kMaxRounds = 1000, kWarmCalls = 1100 };
 
 typedef struct {
   char* path;
@@ -208,10 +209,19 @@ int main(int argc, char** argv) {
       for (int v = 0; v < count; ++v) {
         apply_settings(variants, count, v);
         ctl_tensor* inputs[2] = {a[v], b[v]};
-        ctl_status* status = ctl_op_run_into(CTL_OP_MATMUL, 2, inputs, NULL, 1, &c[v]);  // warm
-        if (status) die("matmul", status);
+        // Warm up, untimed, for kWarmCalls calls or `seconds`, whichever ends first: the
+        // previous variant's pool workers spin a while after its last call, and a worker of
+        // this one that they delay sleeps at once in its next 1000 waits (thread_pool.cpp),
+        // which made the first of two identical variants up to 20% faster at 128^3 on 2
+        // threads.
+        ctl_status* status = NULL;
         long calls = 0;
-        const double start = now_seconds();
+        double start = now_seconds();
+        do {
+          if ((status = ctl_op_run_into(CTL_OP_MATMUL, 2, inputs, NULL, 1, &c[v]))) die("matmul", status);
+        } while (++calls < kWarmCalls && now_seconds() - start < seconds);
+        calls = 0;
+        start = now_seconds();
         double elapsed = 0;
         do {
           if ((status = ctl_op_run_into(CTL_OP_MATMUL, 2, inputs, NULL, 1, &c[v]))) die("matmul", status);
