@@ -1,9 +1,9 @@
 // gemm_schedule_test.cpp — the CPU GEMM's work sharing (plugins/cpu/gemm_schedule.h),
 // compiled in and driven by recording tasks on real threads: every element of C gets every
 // depth block exactly once and in order, a cell reads only panels packed for its own block
-// (into its own thread's buffer) and not overwritten while it reads them, blocks mode packs
-// no panel twice into one buffer for one block, and this holds for one thread, for threads
-// that run one after another (a nested call), and for more threads than CPUs.
+// (into its own thread's buffer, by itself or an earlier cell) and not overwritten while it
+// reads them, blocks mode packs no panel twice into one buffer for one block, and this holds for one thread, for
+// threads that run one after another (a nested call), and for more threads than CPUs.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -38,11 +38,8 @@ class Recorder {
     for (auto& o : panel_owner_) o.store(-1);
   }
 
-  void pack(const GemmBlock& k, int64_t q0, int64_t q1, int64_t thread, bool once) {
-    check_block(k);
-    if (k.buffer != thread)
-      fail("thread " + std::to_string(thread) + " packed into buffer " + std::to_string(k.buffer));
-    if (q0 < 0 || q1 > (k.nc + kNr - 1) / kNr || q0 >= q1) fail("pack of panels outside the block");
+  // A cell told its panels are fresh packs them (all of them: see run_part).
+  void pack(const GemmBlock& k, int64_t q0, int64_t q1, bool once) {
     for (int64_t q = q0; q < q1; ++q) {
       if (owner(k, q).exchange(k.index) == k.index && once) {
         fail("panel " + std::to_string(q) + " of block " + std::to_string(k.index) + " packed twice into buffer " +
@@ -51,16 +48,17 @@ class Recorder {
     }
   }
 
-  void compute(const GemmBlock& k, const GemmCell& cell, int64_t thread) {
+  void compute(const GemmBlock& k, const GemmCell& cell, bool fresh, int64_t thread, bool once) {
     check_block(k);
     if (thread != 0) computed_by_others_.fetch_add(1);
-    if (k.buffer != thread) fail("thread " + std::to_string(thread) + " read buffer " + std::to_string(k.buffer));
+    if (k.buffer != thread) fail("thread " + std::to_string(thread) + " used buffer " + std::to_string(k.buffer));
     if (cell.m0 < 0 || cell.m1 > c_.M || cell.m0 >= cell.m1 || cell.n0 < k.jc || cell.n1 > k.jc + k.nc ||
         cell.n0 >= cell.n1) {
       fail("cell outside the block");
       return;
     }
     const int64_t q0 = (cell.n0 - k.jc) / kNr, q1 = (cell.n1 - k.jc + kNr - 1) / kNr;
+    if (fresh) pack(k, q0, q1, once);
     auto panels_are_ours = [&] {
       for (int64_t q = q0; q < q1; ++q) {
         if (owner(k, q).load() != k.index) return false;
@@ -140,9 +138,9 @@ void run_schedule(const Case& c, int64_t threads, bool independent, Runner runne
   schedule.start(memory);
   Recorder recorder(c, schedule.buffers());
   auto part = [&](int64_t thread) {
-    schedule.run_part(
-        thread, [&](const GemmBlock& k, int64_t q0, int64_t q1) { recorder.pack(k, q0, q1, thread, !independent); },
-        [&](const GemmBlock& k, const GemmCell& cell) { recorder.compute(k, cell, thread); });
+    schedule.run_part(thread, [&](const GemmBlock& k, const GemmCell& cell, bool fresh) {
+      recorder.compute(k, cell, fresh, thread, !independent);
+    });
   };
   if (runner == Runner::kConcurrent) {
     std::vector<std::thread> pool;

@@ -23,20 +23,43 @@ using avx512::transpose16;
 
 // kRows: a is A itself, row i at a + i * lda (unit column stride), read without packing;
 // otherwise a is a packed panel (lda unused).
-template <int M, bool kRows>
+// kPackB: b is B itself (rows ldb apart, unit column stride), not a packed panel: each
+// depth step's two vectors are loaded from it (masked to n columns) and also stored to
+// bdst, so the tile packs the panel while it multiplies and the later tiles of the panel
+// read the copy. The stores cost little beside the step's 24 FMAs; a separate pass
+// (pack_b) reads and writes the panel once more.
+template <int M, bool kRows, bool kPackB>
 CTL_CPU_AVX512 void tile(int64_t kc, const float* __restrict a, int64_t lda, const float* __restrict b,
-                         float* __restrict c, int64_t ldc, int n, const TileEpilogue<float>& e) {
+                         [[maybe_unused]] int64_t ldb, [[maybe_unused]] float* __restrict bdst, float* __restrict c,
+                         int64_t ldc, int n, const TileEpilogue<float>& e) {
   __m512 acc0[M], acc1[M];
 #pragma GCC unroll 12
   for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
   avx512::prefetch_tile<M>(c, ldc);
+  [[maybe_unused]] const __mmask16 k0 = low_mask(n), k1 = high_mask(n);
 #pragma GCC unroll 2
   for (int64_t k = 0; k < kc; ++k) {
-    // The B panel streams from L2 (the A panel stays in L1): fetch it a few steps ahead.
-    _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNr), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNr + 16), _MM_HINT_T0);
-    const __m512 b0 = _mm512_loadu_ps(b);
-    const __m512 b1 = _mm512_loadu_ps(b + 16);
+    __m512 b0, b1;
+    if constexpr (kPackB) {
+      // A row of B spans two or three lines: fetch them some steps ahead.
+      const char* ahead = reinterpret_cast<const char*>(b + kPrefetch * ldb);
+      _mm_prefetch(ahead, _MM_HINT_T0);
+      _mm_prefetch(ahead + 64, _MM_HINT_T0);
+      _mm_prefetch(ahead + 124, _MM_HINT_T0);
+      b0 = _mm512_maskz_loadu_ps(k0, b);
+      b1 = _mm512_maskz_loadu_ps(k1, b + 16);
+      _mm512_storeu_ps(bdst, b0);
+      _mm512_storeu_ps(bdst + 16, b1);
+      b += ldb;
+      bdst += kNr;
+    } else {
+      // The B panel streams from L2 (the A panel stays in L1): fetch it a few steps ahead.
+      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNr), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNr + 16), _MM_HINT_T0);
+      b0 = _mm512_loadu_ps(b);
+      b1 = _mm512_loadu_ps(b + 16);
+      b += kNr;
+    }
 #pragma GCC unroll 12
     for (int i = 0; i < M; ++i) {
       const __m512 ai = _mm512_set1_ps(kRows ? a[i * lda] : a[i]);
@@ -44,26 +67,32 @@ CTL_CPU_AVX512 void tile(int64_t kc, const float* __restrict a, int64_t lda, con
       acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
     }
     a += kRows ? 1 : kMr;
-    b += kNr;
   }
 
   avx512::store_tile<M>(acc0, acc1, c, ldc, n, e);
 }
 
-using TileFn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, int, const TileEpilogue<float>&);
-template <bool kRows>
-constexpr TileFn kTiles[kMr] = {tile<1, kRows>, tile<2, kRows>,  tile<3, kRows>,  tile<4, kRows>,
-                                tile<5, kRows>, tile<6, kRows>,  tile<7, kRows>,  tile<8, kRows>,
-                                tile<9, kRows>, tile<10, kRows>, tile<11, kRows>, tile<12, kRows>};
+using TileFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, float*, int64_t, int,
+                        const TileEpilogue<float>&);
+template <bool kRows, bool kPackB>
+constexpr TileFn kTiles[kMr] = {tile<1, kRows, kPackB>,  tile<2, kRows, kPackB>,  tile<3, kRows, kPackB>,
+                                tile<4, kRows, kPackB>,  tile<5, kRows, kPackB>,  tile<6, kRows, kPackB>,
+                                tile<7, kRows, kPackB>,  tile<8, kRows, kPackB>,  tile<9, kRows, kPackB>,
+                                tile<10, kRows, kPackB>, tile<11, kRows, kPackB>, tile<12, kRows, kPackB>};
 
 void run(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m, int n,
          const TileEpilogue<float>& e) {
-  kTiles<false>[m - 1](kc, a, 0, b, c, ldc, n, e);
+  kTiles<false, false>[m - 1](kc, a, 0, b, 0, nullptr, c, ldc, n, e);
 }
 
 void run_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int m, int n,
               const TileEpilogue<float>& e) {
-  kTiles<true>[m - 1](kc, a, lda, b, c, ldc, n, e);
+  kTiles<true, false>[m - 1](kc, a, lda, b, 0, nullptr, c, ldc, n, e);
+}
+
+void run_rows_packing_b(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* bdst, float* c,
+                        int64_t ldc, int m, int n, const TileEpilogue<float>& e) {
+  kTiles<true, true>[m - 1](kc, a, lda, b, ldb, bdst, c, ldc, n, e);
 }
 
 // One packed A panel from an A with unit row stride (a transposed operand, e.g. X^T in
@@ -139,7 +168,8 @@ CTL_CPU_AVX512 void pack_b(const S* b, int64_t ldb, int64_t kc, int n, float* ds
 
 }  // namespace
 
-const GemmKernel<float> kGemmAvx512F32{kMr, kNr, 1, run, run_rows, pack_b<float>, pack_a, pack_b_t, pack_a_rows<float>};
+const GemmKernel<float> kGemmAvx512F32{
+    kMr, kNr, 1, run, run_rows, pack_b<float>, pack_a, pack_b_t, pack_a_rows<float>, run_rows_packing_b};
 const GemmF16Packers kGemmAvx512F16Packers{pack_b<uint16_t>, pack_a_rows<uint16_t>};
 
 }  // namespace catalyst::cpu

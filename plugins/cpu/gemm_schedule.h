@@ -127,16 +127,19 @@ class GemmSchedule {
   }
 
   // Claims and runs cells until none is left, as thread `thread` (< threads):
-  // pack(block, first_panel, end_panel) packs panels of nr columns of the block into
-  // buffer block.buffer, panel q at q * nr * kc; compute(block, cell) computes a cell
-  // from that buffer.
-  template <class Pack, class Compute>
-  void run_part(int64_t thread, Pack&& pack, Compute&& compute) {
+  // compute(block, cell, fresh) computes a cell from the panels of nr columns of the block
+  // in buffer block.buffer (panel q at q * nr * kc). With `fresh` the cell's panels are
+  // not in that buffer yet: compute packs them, before it reads them or while it computes
+  // its first row of tiles. Otherwise an earlier cell of this thread packed them for
+  // this block. All cells of a column chunk have the same panels, and no two chunks share
+  // one, so a cell's panels are all in the buffer or none is.
+  template <class Compute>
+  void run_part(int64_t thread, Compute&& compute) {
     if (independent_) {
-      run_independent(thread, pack, compute);
+      run_independent(thread, compute);
       return;
     }
-    // The panels of the block in this thread's buffer (index `held`).
+    // The column chunks of the block in this thread's buffer (index `held`).
     int64_t held = -1;
     uint64_t packed[kMaxPanels / 64] = {};
     for (int64_t index = 0; index < blocks_; ++index) {
@@ -152,13 +155,16 @@ class GemmSchedule {
           held = index;
           std::fill(std::begin(packed), std::end(packed), 0);
         }
-        pack_missing(block, (cell.n0 - block.jc) / nr_, (cell.n1 - block.jc + nr_ - 1) / nr_, packed, pack);
+        const int64_t chunk = (cell.n0 - block.jc) / column_chunk_;
+        const uint64_t bit = uint64_t{1} << (chunk % 64);
+        const bool fresh = (packed[chunk / 64] & bit) == 0;
+        packed[chunk / 64] |= bit;
         std::atomic<int32_t>& progress = progress_[block.jc / nc_block_ * max_cells() + c];
         if (!block.first) {
           const int32_t done = static_cast<int32_t>(block.depth_index);
           wait_until([&] { return progress.load(std::memory_order_acquire) == done; });
         }
-        compute(block, cell);
+        compute(block, cell, fresh);
         progress.store(static_cast<int32_t>(block.depth_index + 1), std::memory_order_release);
       }
     }
@@ -192,29 +198,10 @@ class GemmSchedule {
   int64_t cells_of(int64_t nc) const { return row_chunks_ * column_chunks_of(nc); }
   int64_t max_cells() const { return cells_of(std::min(N_, nc_block_)); }
 
-  // Packs the panels in [q0, q1) that `packed` does not have yet, in runs.
-  template <class Pack>
-  static void pack_missing(const GemmBlock& block, int64_t q0, int64_t q1, uint64_t* packed, Pack& pack) {
-    auto has = [&](int64_t q) { return (packed[q / 64] >> (q % 64)) & 1; };
-    for (int64_t q = q0; q < q1;) {
-      if (has(q)) {
-        ++q;
-        continue;
-      }
-      int64_t end = q;
-      while (end < q1 && !has(end)) {
-        packed[end / 64] |= uint64_t{1} << (end % 64);
-        ++end;
-      }
-      pack(block, q, end);
-      q = end;
-    }
-  }
-
   // Independent mode: cells claimed as in blocks mode (own run first), each through all
   // depth blocks.
-  template <class Pack, class Compute>
-  void run_independent(int64_t thread, Pack& pack, Compute& compute) {
+  template <class Compute>
+  void run_independent(int64_t thread, Compute& compute) {
     for (int64_t step = 0; step < tasks_; ++step) {
       const int64_t task = claim(claimed_, tasks_, thread, step);
       if (task < 0) continue;
@@ -224,8 +211,7 @@ class GemmSchedule {
         GemmBlock block = block_at(first_block + d);
         block.buffer = thread;
         const GemmCell cell = cell_at(block, in_block);
-        pack(block, (cell.n0 - block.jc) / nr_, (cell.n1 - block.jc + nr_ - 1) / nr_);
-        compute(block, cell);
+        compute(block, cell, true);
       }
     }
   }

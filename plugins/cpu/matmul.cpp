@@ -192,11 +192,17 @@ struct FloatProduct {
   }
 
   // One cell from the packed block, packing its A rows into `apack` first unless rows_a.
-  void compute(const GemmBlock& k, const GemmCell& cell, P* apack) const {
+  // `fresh`: the cell's panels of B are not packed yet (gemm_schedule.h). Where the kernel
+  // can, its first row of tiles packs them as it goes (run_rows_packing_b); otherwise they
+  // are packed first.
+  void compute(const GemmBlock& k, const GemmCell& cell, bool fresh, P* apack) const {
     const int mr = kernel.mr, nr = kernel.nr, kp = kernel.kp;
     const int64_t kcp = packed_depth(k.kc, kp);
     const S* const pa = reinterpret_cast<const S*>(a.data);
     const int64_t mc = cell.m1 - cell.m0;
+    const int64_t q0 = (cell.n0 - k.jc) / nr, q1 = (cell.n1 - k.jc + nr - 1) / nr;
+    const bool pack_while_computing = fresh && rows_a && kernel.run_rows_packing_b && b.cs == 1;
+    if (fresh && !pack_while_computing) pack(k, q0, q1);
     if (!rows_a) {
       bool packed = false;
       if constexpr (kNative) {
@@ -238,19 +244,22 @@ struct FloatProduct {
     const bool merge = t.half.out && k.last;
     const bool local_tile = !t.c;  // see Target
     alignas(64) Acc local[kMaxTile];
-    const P* const buffer = bpacks + k.buffer * b_size;
-    const int64_t q0 = (cell.n0 - k.jc) / nr, q1 = (cell.n1 - k.jc + nr - 1) / nr;
+    P* const buffer = bpacks + k.buffer * b_size;
     for (int64_t ir = 0; ir < mc; ir += mr) {
       const int64_t row = cell.m0 + ir;
       const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t col = k.jc + q * nr;
         const int n = static_cast<int>(std::min<int64_t>(nr, k.nc - q * nr));
-        const P* const panel = buffer + q * nr * kcp;
+        P* const panel = buffer + q * nr * kcp;
         e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
         Acc* const c = local_tile ? local : t.c + row * t.ldc + col;
         const int64_t ldc = local_tile ? nr : t.ldc;
-        if (rows_a) {  // only where kNative
+        if (pack_while_computing && ir == 0) {  // only where kNative
+          const P* const source = reinterpret_cast<const P*>(b.data) + k.pc * b.rs + col;
+          kernel.run_rows_packing_b(k.kc, reinterpret_cast<const P*>(pa + row * a.rs + k.pc), a.rs, source, b.rs, panel,
+                                    c, ldc, m, n, e);
+        } else if (rows_a) {  // only where kNative
           kernel.run_rows(k.kc, reinterpret_cast<const P*>(pa + row * a.rs + k.pc), a.rs, panel, c, ldc, m, n, e);
         } else {
           kernel.run(k.kc, apack + ir * kcp, panel, c, ldc, m, n, e);
@@ -381,9 +390,9 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
   };
   auto run_part = [&](Run& run, int64_t thread) {
     P* const apack = run.apacks + thread * a_size;
-    run.schedule.run_part(
-        thread, [&](const GemmBlock& k, int64_t q0, int64_t q1) { run.product.pack(k, q0, q1); },
-        [&](const GemmBlock& k, const GemmCell& cell) { run.product.compute(k, cell, apack); });
+    run.schedule.run_part(thread, [&](const GemmBlock& k, const GemmCell& cell, bool fresh) {
+      run.product.compute(k, cell, fresh, apack);
+    });
   };
   // Outputs that are neither written directly nor merged tile by tile (f32/f64 with a
   // strided row) get the epilogue pass.
