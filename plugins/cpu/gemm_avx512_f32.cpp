@@ -90,6 +90,11 @@ void run_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c,
   kTiles<true, false>[m - 1](kc, a, lda, b, 0, nullptr, c, ldc, n, e);
 }
 
+void run_packing_b(int64_t kc, const float* a, const float* b, int64_t ldb, float* bdst, float* c, int64_t ldc, int m,
+                   int n, const TileEpilogue<float>& e) {
+  kTiles<false, true>[m - 1](kc, a, 0, b, ldb, bdst, c, ldc, n, e);
+}
+
 void run_rows_packing_b(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* bdst, float* c,
                         int64_t ldc, int m, int n, const TileEpilogue<float>& e) {
   kTiles<true, true>[m - 1](kc, a, lda, b, ldb, bdst, c, ldc, n, e);
@@ -169,7 +174,7 @@ CTL_CPU_AVX512 void pack_b(const S* b, int64_t ldb, int64_t kc, int n, float* ds
 }  // namespace
 
 const GemmKernel<float> kGemmAvx512F32{
-    kMr, kNr, 1, run, run_rows, pack_b<float>, pack_a, pack_b_t, pack_a_rows<float>, run_rows_packing_b};
+    kMr, kNr, 1, run, run_rows, pack_b<float>, pack_a, pack_b_t, pack_a_rows<float>, run_packing_b, run_rows_packing_b};
 const GemmF16Packers kGemmAvx512F16Packers{pack_b<uint16_t>, pack_a_rows<uint16_t>};
 
 }  // namespace catalyst::cpu

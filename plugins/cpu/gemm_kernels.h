@@ -59,9 +59,11 @@ struct GemmKernel {
   void (*pack_b_t)(const P* b, int64_t ldb, int64_t kc, int n, P* dst);
   // pack_a_rows: as pack_a for an A with unit column stride, row i at a + i * lda.
   void (*pack_a_rows)(const P* a, int64_t lda, int64_t kc, int m, P* dst);
-  // run_rows_packing_b: as run_rows, but b is B itself (row stride ldb, unit column
-  // stride) and the kernel also writes the panel pack_b would make of it to bdst, so the
-  // first tile of a panel packs it.
+  // run_packing_b, run_rows_packing_b: as run and run_rows, but b is B itself (row stride
+  // ldb, unit column stride) and the kernel also writes the panel pack_b would make of it
+  // to bdst, so the first tile of a panel packs it.
+  void (*run_packing_b)(int64_t kc, const P* a, const P* b, int64_t ldb, P* bdst, Acc* c, int64_t ldc, int m, int n,
+                        const TileEpilogue<Acc>& e);
   void (*run_rows_packing_b)(int64_t kc, const P* a, int64_t lda, const P* b, int64_t ldb, P* bdst, Acc* c, int64_t ldc,
                              int m, int n, const TileEpilogue<Acc>& e);
 };

@@ -201,7 +201,11 @@ struct FloatProduct {
     const S* const pa = reinterpret_cast<const S*>(a.data);
     const int64_t mc = cell.m1 - cell.m0;
     const int64_t q0 = (cell.n0 - k.jc) / nr, q1 = (cell.n1 - k.jc + nr - 1) / nr;
-    const bool pack_while_computing = fresh && rows_a && kernel.run_rows_packing_b && b.cs == 1;
+    bool pack_while_computing = false;
+    if constexpr (kNative) {
+      pack_while_computing =
+          fresh && b.cs == 1 && (rows_a ? kernel.run_rows_packing_b != nullptr : kernel.run_packing_b != nullptr);
+    }
     if (fresh && !pack_while_computing) pack(k, q0, q1);
     if (!rows_a) {
       bool packed = false;
@@ -257,8 +261,12 @@ struct FloatProduct {
         const int64_t ldc = local_tile ? nr : t.ldc;
         if (pack_while_computing && ir == 0) {  // only where kNative
           const P* const source = reinterpret_cast<const P*>(b.data) + k.pc * b.rs + col;
-          kernel.run_rows_packing_b(k.kc, reinterpret_cast<const P*>(pa + row * a.rs + k.pc), a.rs, source, b.rs, panel,
-                                    c, ldc, m, n, e);
+          if (rows_a) {
+            kernel.run_rows_packing_b(k.kc, reinterpret_cast<const P*>(pa + row * a.rs + k.pc), a.rs, source, b.rs,
+                                      panel, c, ldc, m, n, e);
+          } else {
+            kernel.run_packing_b(k.kc, apack + ir * kcp, source, b.rs, panel, c, ldc, m, n, e);
+          }
         } else if (rows_a) {  // only where kNative
           kernel.run_rows(k.kc, reinterpret_cast<const P*>(pa + row * a.rs + k.pc), a.rs, panel, c, ldc, m, n, e);
         } else {
