@@ -197,8 +197,7 @@ ctl_status* normalize_axis(const OpInfo& info, int64_t axis, uint32_t rank, cons
   return nullptr;
 }
 
-// NumPy broadcasting of `shape` into `result` (both right-aligned).
-// As broadcast_into below, for the first `have_rank` axes of `have_shape`.
+// NumPy broadcasting of a shape of `have_rank` axes into `result` (both right-aligned).
 ctl_status* broadcast_shape_into(const OpInfo& info, uint32_t have_rank, const int64_t* have_shape, size_t index,
                                  OutputSpec* result) {
   const uint32_t rank = std::max(result->rank, have_rank);
@@ -218,6 +217,7 @@ ctl_status* broadcast_shape_into(const OpInfo& info, uint32_t have_rank, const i
   return nullptr;
 }
 
+// The same for a layout's shape.
 ctl_status* broadcast_into(const OpInfo& info, const Layout& layout, size_t index, OutputSpec* result) {
   return broadcast_shape_into(info, layout.rank, layout.shape.data(), index, result);
 }

@@ -2,8 +2,9 @@
 // compiled in and driven by recording tasks on real threads: every element of C gets every
 // depth block exactly once and in order, a cell reads only panels packed for its own block
 // (into its own thread's buffer, by itself or an earlier cell) and not overwritten while it
-// reads them, blocks mode packs no panel twice into one buffer for one block, and this holds for one thread, for
-// threads that run one after another (a nested call), and for more threads than CPUs.
+// reads them, blocks mode packs no panel twice into one buffer for one block, and this
+// holds for one thread, for threads that run one after another (a nested call), and for
+// more threads than CPUs.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,8 +1,9 @@
 // gemm_avx512_f32.cpp — the f32 GEMM micro-kernel for AVX-512, the path this plugin is
 // tuned on: a 12 x 32 tile held in 24 zmm accumulators. Each depth step loads two
-// vectors of the packed B panel and multiplies them by 12 elements of A (a packed panel,
-// or A's rows read in place), each broadcast from memory by a load that needs no shuffle
-// port, so 24 FMAs take 2 + 12 loads: the two FMA ports stay busy.
+// vectors of the packed B panel (or of B itself, in the tile that packs the panel) and
+// multiplies them by 12 elements of A (a packed panel, or A's rows read in place), each
+// broadcast from memory by a load that needs no shuffle port, so 24 FMAs take 2 + 12
+// loads: the two FMA ports stay busy.
 //
 // The tile goes to C from the registers, epilogue included (gemm_avx512.h). One
 // instantiation per row count 1..12 keeps partial row tiles as fast per row as full ones.

@@ -193,8 +193,8 @@ struct FloatProduct {
 
   // One cell from the packed block, packing its A rows into `apack` first unless rows_a.
   // `fresh`: the cell's panels of B are not packed yet (gemm_schedule.h). Where the kernel
-  // can, its first row of tiles packs them as it goes (run_rows_packing_b); otherwise they
-  // are packed first.
+  // can (f32 with a row-major B), its first row of tiles packs them as it goes
+  // (run_packing_b, run_rows_packing_b); otherwise they are packed first.
   void compute(const GemmBlock& k, const GemmCell& cell, bool fresh, P* apack) const {
     const int mr = kernel.mr, nr = kernel.nr, kp = kernel.kp;
     const int64_t kcp = packed_depth(k.kc, kp);
