@@ -407,4 +407,50 @@ TEST_F(MatmulHalf, SubnormalInputsAreNotFlushed) {
   }
 }
 
+// The scan for subnormals covers every element of a large input, whichever thread of the
+// pool reads it: one bf16 subnormal in the first or the last row of A, or of B, still
+// sends the product to the exact conversion path. Its product with 1e30 (1e-9) is the
+// only term of one output element, which the dot-product kernel would make 0.
+TEST_F(MatmulHalf, OneSubnormalAnywhereInALargeBf16InputIsFound) {
+  const ctl_dtype d = CTL_DTYPE_BF16;
+  const int64_t n = 512;
+  const uint16_t tiny = from_double(d, 1e-39), large = from_double(d, 1e30), zero = from_double(d, 0.0);
+  const double expected = to_double(d, tiny) * to_double(d, large);
+  for (bool in_a : {true, false}) {
+    for (int64_t at : {int64_t{0}, n - 1}) {
+      SCOPED_TRACE(std::string(in_a ? "A" : "B") + ", row " + std::to_string(at));
+      // Small normal values everywhere, then the one product that matters: in_a puts the
+      // subnormal at A[at][k] and 1e30 at B[k][*] with row `at` of A otherwise zero; else
+      // the subnormal at B[at][n-1], 1e30 at A[0][at] and row 0 of A otherwise zero.
+      std::vector<uint16_t> a(n * n), b(n * n);
+      for (int64_t i = 0; i < n * n; ++i) {
+        a[i] = from_double(d, 0.25 + 0.5 * static_cast<double>(i % 7) / 7);
+        b[i] = from_double(d, 0.25 + 0.5 * static_cast<double>(i % 11) / 11);
+      }
+      int64_t row, col;
+      if (in_a) {
+        const int64_t k = n / 2;
+        for (int64_t j = 0; j < n; ++j) a[at * n + j] = zero;
+        a[at * n + k] = tiny;
+        for (int64_t j = 0; j < n; ++j) b[k * n + j] = large;
+        row = at;
+        col = n - 1;
+      } else {
+        for (int64_t j = 0; j < n; ++j) a[j] = zero;
+        a[at] = large;
+        b[at * n + n - 1] = tiny;
+        row = 0;
+        col = n - 1;
+      }
+      Tensor ta = from_vector(device_, d, {n, n}, a);
+      Tensor tb = from_vector(device_, d, {n, n}, b);
+      ctl_tensor* raw = nullptr;
+      CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
+      Tensor out(raw);
+      const std::vector<uint16_t> got = to_vector<uint16_t>(out.get());
+      EXPECT_NEAR(to_double(d, got[row * n + col]), expected, 2 * unit_roundoff(d) * expected);
+    }
+  }
+}
+
 }  // namespace

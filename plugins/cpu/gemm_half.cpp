@@ -20,6 +20,7 @@
 #include "amx.h"
 #include "gemm_amx.h"
 #include "half_merge.h"
+#include "thread_pool.h"
 
 namespace catalyst::cpu {
 namespace {
@@ -42,22 +43,15 @@ CTL_CPU_AVX512_SCAN inline __mmask32 inexact_lanes(bool f16, __m512i v, __mmask3
   return _mm512_mask_cmplt_epu16_mask(lanes, _mm512_sub_epi16(bits, _mm512_set1_epi16(1)), _mm512_set1_epi16(0x7f));
 }
 
-// True when the CPU's bf16 units (AMX tiles, vdpbf16ps) compute every product of this
-// rows x cols 16-bit matrix exactly: f16 must be finite (its hi/lo split has no form for
-// Inf and NaN: inf * 0 would appear), and bf16 must hold no subnormal, which tdpbf16ps
-// and vdpbf16ps read as zero.
-CTL_CPU_AVX512_SCAN bool bf16_units_exact(ctl_dtype dtype, const uint16_t* m, int64_t rows, int64_t cols, int64_t rs,
-                                          int64_t cs) {
-  if (cs != 1 && rs == 1) {  // scan the contiguous axis
-    std::swap(rows, cols);
-    std::swap(rs, cs);
-  }
-  const bool f16 = dtype == CTL_DTYPE_F16;
+// Whether rows [begin, end) of a matrix (rows rs apart, cols values cs apart in each)
+// hold only values bf16_units_exact accepts.
+CTL_CPU_AVX512_SCAN bool rows_exact(bool f16, const uint16_t* m, int64_t begin, int64_t end, int64_t cols, int64_t rs,
+                                    int64_t cs) {
   auto bad = [f16](uint16_t x) {
     const unsigned magnitude = x & 0x7fffu;
     return f16 ? (x & 0x7c00u) == 0x7c00u : magnitude != 0 && magnitude < 0x80u;
   };
-  for (int64_t i = 0; i < rows; ++i) {
+  for (int64_t i = begin; i < end; ++i) {
     const uint16_t* row = m + i * rs;
     if (cs == 1) {
       __mmask32 found = 0;
@@ -77,6 +71,30 @@ CTL_CPU_AVX512_SCAN bool bf16_units_exact(ctl_dtype dtype, const uint16_t* m, in
   return true;
 }
 
+// True when the CPU's bf16 units (AMX tiles, vdpbf16ps) compute every product of this
+// rows x cols 16-bit matrix exactly: f16 must be finite (its hi/lo split has no form for
+// Inf and NaN: inf * 0 would appear), and bf16 must hold no subnormal, which tdpbf16ps
+// and vdpbf16ps read as zero. The scan reads the whole matrix, from memory once it is
+// larger than the caches: the pool's threads share it (a 1024 x 1024 bf16 matmul spent
+// 2% of one thread's time here).
+bool bf16_units_exact(ctl_dtype dtype, const uint16_t* m, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                      ThreadPool* pool) {
+  if (cs != 1 && rs == 1) {  // scan the contiguous axis
+    std::swap(rows, cols);
+    std::swap(rs, cs);
+  }
+  const bool f16 = dtype == CTL_DTYPE_F16;
+  constexpr int64_t kValuesPerPart = 1 << 17;  // 256 KiB
+  std::atomic<bool> exact{true};
+  parallel_for(pool, rows, std::max<int64_t>(1, kValuesPerPart / std::max<int64_t>(cols, 1)),
+               [&](int64_t begin, int64_t end, unsigned) {
+                 if (exact.load(std::memory_order_relaxed) && !rows_exact(f16, m, begin, end, cols, rs, cs)) {
+                   exact.store(false, std::memory_order_relaxed);
+                 }
+               });
+  return exact.load(std::memory_order_relaxed);
+}
+
 bool broadcast_over_batch(const Problem& p, int operand) {
   for (uint32_t axis = 0; axis < p.batch_rank; ++axis) {
     if (p.batch_strides[operand][axis] != 0) return false;
@@ -87,17 +105,19 @@ bool broadcast_over_batch(const Problem& p, int operand) {
 }  // namespace
 
 // Inputs the bf16 units cannot take exactly (bf16_units_exact) go to the conversion path.
-bool half_inputs_exact(const Problem& p) {
+bool half_inputs_exact(const Problem& p, ThreadPool* pool) {
   const int64_t ars = p.a.strides[p.a.rank - 2], acs = p.a.strides[p.a.rank - 1];
   const int64_t brs = p.b.strides[p.b.rank - 2], bcs = p.b.strides[p.b.rank - 1];
   const bool a_once = broadcast_over_batch(p, 0), b_once = broadcast_over_batch(p, 1);
   for (int64_t index = 0; index < p.batches; ++index) {
     int64_t off[4];
     batch_offsets(p, index, off);
-    if ((index == 0 || !a_once) && !bf16_units_exact(p.dtype, p.a.as<uint16_t>() + off[0], p.M, p.K, ars, acs))
+    if ((index == 0 || !a_once) && !bf16_units_exact(p.dtype, p.a.as<uint16_t>() + off[0], p.M, p.K, ars, acs, pool)) {
       return false;
-    if ((index == 0 || !b_once) && !bf16_units_exact(p.dtype, p.b.as<uint16_t>() + off[1], p.K, p.N, brs, bcs))
+    }
+    if ((index == 0 || !b_once) && !bf16_units_exact(p.dtype, p.b.as<uint16_t>() + off[1], p.K, p.N, brs, bcs, pool)) {
       return false;
+    }
   }
   return true;
 }
@@ -237,7 +257,7 @@ void gemm(const Problem& p, const Plan& plan, const Operands& x, const HalfOutpu
 bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status) {
   *status = nullptr;
   if ((p.dtype != CTL_DTYPE_F16 && p.dtype != CTL_DTYPE_BF16) || p.K == 0 || !amx_bf16_usable()) return false;
-  if (!half_inputs_exact(p)) return false;
+  if (!half_inputs_exact(p, ctx.pool)) return false;
 
   Plan plan{};
   const bool planes = p.dtype == CTL_DTYPE_F16 && p.K >= kF16PlanesMinDepth;

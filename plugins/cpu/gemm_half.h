@@ -16,7 +16,8 @@ bool matmul_half(const OpContext& ctx, const Problem& p, ctl_status** status);
 // Whether the CPU's bf16 instructions (AMX tiles, or the vdpbf16ps dot product of the
 // packed GEMM) compute every product of the f16/bf16 matmul `p` exactly: f16 inputs must
 // be finite (for the hi/lo split), bf16 inputs free of subnormals, which both read as
-// zero. Needs the AVX-512 instruction set.
-bool half_inputs_exact(const Problem& p);
+// zero. Needs the AVX-512 instruction set. The threads of `pool` (may be null) share the
+// scan of large inputs.
+bool half_inputs_exact(const Problem& p, ThreadPool* pool);
 
 }  // namespace catalyst::cpu

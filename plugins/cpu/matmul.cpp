@@ -450,7 +450,7 @@ ctl_status* matmul_float(const OpContext& ctx, const Problem& p) {
   } else {
     if constexpr (std::is_same_v<T, bf16>) {
       const GemmKernel<uint16_t, float>* dot = gemm_kernel_bf16();
-      if (dot && half_inputs_exact(p)) return gemm<T>(ctx, p, *dot);
+      if (dot && half_inputs_exact(p, ctx.pool)) return gemm<T>(ctx, p, *dot);
     }
     return gemm<T>(ctx, p, gemm_kernel_f32());
   }
