@@ -177,7 +177,6 @@ CTL_CPU_AVX512 void pack_a_rows(const uint16_t* a, int64_t lda, int64_t kc, int 
 
 }  // namespace
 
-const GemmKernel<uint16_t, float> kGemmAvx512Bf16{kMr,    kNr,      2,           run,     run_rows, pack_b,
-                                                  pack_a, pack_b_t, pack_a_rows, nullptr, nullptr};
+const GemmKernel<uint16_t, float> kGemmAvx512Bf16{kMr, kNr, 2, run, run_rows, pack_b, pack_a, pack_b_t, pack_a_rows};
 
 }  // namespace catalyst::cpu

@@ -123,10 +123,8 @@ void f64_generic(int64_t kc, const double* a, const double* b, double* c, int64_
 }  // namespace
 
 const GemmKernel<float>& gemm_kernel_f32() {
-  static const GemmKernel<float> avx2{6,       16,      1,       f32_avx2, nullptr, nullptr,
-                                      nullptr, nullptr, nullptr, nullptr,  nullptr};
-  static const GemmKernel<float> generic{4,       8,       1,       f32_generic, nullptr, nullptr,
-                                         nullptr, nullptr, nullptr, nullptr,     nullptr};
+  static const GemmKernel<float> avx2{6, 16, 1, f32_avx2};
+  static const GemmKernel<float> generic{4, 8, 1, f32_generic};
   switch (active_isa()) {
     case Isa::kAvx512:
       return kGemmAvx512F32;
@@ -138,12 +136,9 @@ const GemmKernel<float>& gemm_kernel_f32() {
 }
 
 const GemmKernel<double>& gemm_kernel_f64() {
-  static const GemmKernel<double> avx512{12,      16,      1,       f64_avx512, nullptr, nullptr,
-                                         nullptr, nullptr, nullptr, nullptr,    nullptr};
-  static const GemmKernel<double> avx2{6,       8,       1,       f64_avx2, nullptr, nullptr,
-                                       nullptr, nullptr, nullptr, nullptr,  nullptr};
-  static const GemmKernel<double> generic{4,       4,       1,       f64_generic, nullptr, nullptr,
-                                          nullptr, nullptr, nullptr, nullptr,     nullptr};
+  static const GemmKernel<double> avx512{12, 16, 1, f64_avx512};
+  static const GemmKernel<double> avx2{6, 8, 1, f64_avx2};
+  static const GemmKernel<double> generic{4, 4, 1, f64_generic};
   switch (active_isa()) {
     case Isa::kAvx512:
       return avx512;

@@ -43,29 +43,30 @@ struct GemmKernel {
   int nr;
   int kp;
   void (*run)(int64_t kc, const P* a, const P* b, Acc* c, int64_t ldc, int m, int n, const TileEpilogue<Acc>& e);
-  // Optional fast paths (null where absent):
+  // Optional fast paths (null where absent, so a kernel without them lists only the four
+  // fields above):
   // run_rows: as run, but a is A itself (unit column stride), row i at a + i * lda, read
   // without packing.
   void (*run_rows)(int64_t kc, const P* a, int64_t lda, const P* b, Acc* c, int64_t ldc, int m, int n,
-                   const TileEpilogue<Acc>& e);
+                   const TileEpilogue<Acc>& e) = nullptr;
   // pack_b: packs kc rows (row stride ldb, unit column stride) of n <= nr columns into
   // one zero-padded panel.
-  void (*pack_b)(const P* b, int64_t ldb, int64_t kc, int n, P* dst);
+  void (*pack_b)(const P* b, int64_t ldb, int64_t kc, int n, P* dst) = nullptr;
   // pack_a: packs one zero-padded A panel of m <= mr rows from an A with unit row stride,
   // depth step k at a + k * lda.
-  void (*pack_a)(const P* a, int64_t lda, int64_t kc, int m, P* dst);
+  void (*pack_a)(const P* a, int64_t lda, int64_t kc, int m, P* dst) = nullptr;
   // pack_b_t: as pack_b for a B with unit row stride (a transposed operand, e.g. W^T in
   // an input gradient), column j at b + j * ldb.
-  void (*pack_b_t)(const P* b, int64_t ldb, int64_t kc, int n, P* dst);
+  void (*pack_b_t)(const P* b, int64_t ldb, int64_t kc, int n, P* dst) = nullptr;
   // pack_a_rows: as pack_a for an A with unit column stride, row i at a + i * lda.
-  void (*pack_a_rows)(const P* a, int64_t lda, int64_t kc, int m, P* dst);
+  void (*pack_a_rows)(const P* a, int64_t lda, int64_t kc, int m, P* dst) = nullptr;
   // run_packing_b, run_rows_packing_b: as run and run_rows, but b is B itself (row stride
   // ldb, unit column stride) and the kernel also writes the panel pack_b would make of it
   // to bdst, so the first tile of a panel packs it.
   void (*run_packing_b)(int64_t kc, const P* a, const P* b, int64_t ldb, P* bdst, Acc* c, int64_t ldc, int m, int n,
-                        const TileEpilogue<Acc>& e);
+                        const TileEpilogue<Acc>& e) = nullptr;
   void (*run_rows_packing_b)(int64_t kc, const P* a, int64_t lda, const P* b, int64_t ldb, P* bdst, Acc* c, int64_t ldc,
-                             int m, int n, const TileEpilogue<Acc>& e);
+                             int m, int n, const TileEpilogue<Acc>& e) = nullptr;
 };
 
 // Packers from f16 into the panels of an f32 kernel, for the f16 matmul's conversion
