@@ -101,6 +101,17 @@ class MatmulHalf : public ::testing::Test {
     ASSERT_NE(device_, nullptr);
   }
 
+  // The M x N product of row-major a (M x K) and b (K x N) of dtype d, as bits, in *got.
+  void product(ctl_dtype d, int64_t M, int64_t K, int64_t N, const std::vector<uint16_t>& a,
+               const std::vector<uint16_t>& b, std::vector<uint16_t>* got) {
+    Tensor ta = from_vector(device_, d, {M, K}, a);
+    Tensor tb = from_vector(device_, d, {K, N}, b);
+    ctl_tensor* raw = nullptr;
+    CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
+    Tensor out(raw);
+    *got = to_vector<uint16_t>(out.get());
+  }
+
   // Fills `op` with random values and returns its device tensor (a view where asked).
   Tensor make(ctl_dtype d, Operand& op, std::mt19937& rng, double scale) {
     std::uniform_real_distribution<double> dist(-scale, scale);
@@ -327,12 +338,8 @@ TEST_F(MatmulHalf, F16SingleProductsRoundOnce) {
   std::mt19937 rng(7);
   for (auto& v : a) v = static_cast<uint16_t>(0x3c00 | (rng() & 0x3ff));  // [1, 2), all mantissa bits
   for (auto& v : b) v = static_cast<uint16_t>(0x3800 | (rng() & 0x3ff));  // [0.5, 1)
-  Tensor ta = from_vector(device_, CTL_DTYPE_F16, {M, 1}, a);
-  Tensor tb = from_vector(device_, CTL_DTYPE_F16, {1, N}, b);
-  ctl_tensor* raw = nullptr;
-  CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
-  Tensor out(raw);
-  const std::vector<uint16_t> got = to_vector<uint16_t>(out.get());
+  std::vector<uint16_t> got;
+  ASSERT_NO_FATAL_FAILURE(product(CTL_DTYPE_F16, M, 1, N, a, b, &got));
   int bad = 0;
   for (int64_t i = 0; i < M; ++i) {
     for (int64_t j = 0; j < N; ++j) {
@@ -365,12 +372,8 @@ TEST_F(MatmulHalf, F16DeepProductsMeetTheBoundOnAdversarialInputs) {
     for (int64_t k = 0; k < K; ++k) {
       for (int64_t j = 0; j < N; ++j) b[static_cast<size_t>(k * N + j)] = k % 2 == 0 ? hx : hy;
     }
-    Tensor ta = from_vector(device_, CTL_DTYPE_F16, {M, K}, a);
-    Tensor tb = from_vector(device_, CTL_DTYPE_F16, {K, N}, b);
-    ctl_tensor* raw = nullptr;
-    CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
-    Tensor out(raw);
-    const std::vector<uint16_t> got = to_vector<uint16_t>(out.get());
+    std::vector<uint16_t> got;
+    ASSERT_NO_FATAL_FAILURE(product(CTL_DTYPE_F16, M, K, N, a, b, &got));
     double sum = 0, mag = 0;
     for (int64_t k = 0; k < K; ++k) {
       const double p = x * (k % 2 == 0 ? x : -y);
@@ -396,12 +399,8 @@ TEST_F(MatmulHalf, SubnormalInputsAreNotFlushed) {
     SCOPED_TRACE(c.dtype == CTL_DTYPE_F16 ? "f16" : "bf16");
     const int64_t M = 3, K = 2, N = 20;
     std::vector<uint16_t> a(M * K, from_double(c.dtype, c.tiny)), b(K * N, from_double(c.dtype, c.large));
-    Tensor ta = from_vector(device_, c.dtype, {M, K}, a);
-    Tensor tb = from_vector(device_, c.dtype, {K, N}, b);
-    ctl_tensor* raw = nullptr;
-    CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
-    Tensor out(raw);
-    const std::vector<uint16_t> got = to_vector<uint16_t>(out.get());
+    std::vector<uint16_t> got;
+    ASSERT_NO_FATAL_FAILURE(product(c.dtype, M, K, N, a, b, &got));
     const double expected = 2 * to_double(c.dtype, a[0]) * to_double(c.dtype, b[0]);
     for (uint16_t bits : got) EXPECT_NEAR(to_double(c.dtype, bits), expected, 2 * unit_roundoff(c.dtype) * expected);
   }
@@ -442,12 +441,8 @@ TEST_F(MatmulHalf, OneSubnormalAnywhereInALargeBf16InputIsFound) {
         row = 0;
         col = n - 1;
       }
-      Tensor ta = from_vector(device_, d, {n, n}, a);
-      Tensor tb = from_vector(device_, d, {n, n}, b);
-      ctl_tensor* raw = nullptr;
-      CTL_ASSERT_OK(ctl_op_matmul(ta.get(), tb.get(), &raw));
-      Tensor out(raw);
-      const std::vector<uint16_t> got = to_vector<uint16_t>(out.get());
+      std::vector<uint16_t> got;
+      ASSERT_NO_FATAL_FAILURE(product(d, n, n, n, a, b, &got));
       EXPECT_NEAR(to_double(d, got[row * n + col]), expected, 2 * unit_roundoff(d) * expected);
     }
   }
