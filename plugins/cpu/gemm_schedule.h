@@ -59,7 +59,8 @@ struct GemmCell {
 
 class GemmSchedule {
  public:
-  // A column block has at most this many panels (nc_block / nr).
+  // A column block has at most this many panels (nc_block / nr), so at most this many
+  // column chunks: run_part keeps a bit per chunk on the stack.
   static constexpr int64_t kMaxPanels = 256;
 
   // M x N x K with tiles of mr x nr, depth blocks of kc_step, column blocks of nc_block
@@ -139,10 +140,9 @@ class GemmSchedule {
       run_independent(thread, compute);
       return;
     }
-    // The column chunks of the block in this thread's buffer (index `held`).
-    int64_t held = -1;
-    uint64_t packed[kMaxPanels / 64] = {};
     for (int64_t index = 0; index < blocks_; ++index) {
+      // The column chunks of this block already in this thread's buffer.
+      uint64_t packed[kMaxPanels / 64] = {};
       GemmBlock block = block_at(index);
       block.buffer = thread;
       const int64_t cells = cells_of(block.nc);
@@ -151,10 +151,6 @@ class GemmSchedule {
         const int64_t c = claim(claimed, cells, thread, step);
         if (c < 0) continue;
         const GemmCell cell = cell_at(block, c);
-        if (held != index) {
-          held = index;
-          std::fill(std::begin(packed), std::end(packed), 0);
-        }
         const int64_t chunk = (cell.n0 - block.jc) / column_chunk_;
         const uint64_t bit = uint64_t{1} << (chunk % 64);
         const bool fresh = (packed[chunk / 64] & bit) == 0;
