@@ -1,7 +1,8 @@
 // vec_kernels_body.h — the bodies of vec_kernels.h's table, written once over GCC vector
 // types of kLanes floats. vec_kernels.cpp includes this file once per instruction set,
 // each time inside its own namespace and `#pragma GCC target` region, after defining
-// kLanes, kName, stream_store(), sqrt_d() and enter(); so one source becomes AVX-512, AVX2 or SSE code.
+// kLanes, kName, stream_store(), sqrt_d(), to_double() and enter(); so one source becomes
+// AVX-512, AVX2 or SSE code.
 //
 // No include guard: it is included several times on purpose, and only by vec_kernels.cpp.
 //
@@ -50,7 +51,7 @@ constexpr int64_t kHalf = kLanes / 2;
 [[gnu::always_inline]] inline VD load_d(const float* p) {
   VH h;
   std::memcpy(&h, p, sizeof h);
-  return __builtin_convertvector(h, VD);
+  return to_double<VD>(h);
 }
 [[gnu::always_inline]] inline void store_d(float* p, VD v) {
   const VH h = __builtin_convertvector(v, VH);
@@ -60,8 +61,8 @@ constexpr int64_t kHalf = kLanes / 2;
   VH a, b;
   std::memcpy(&a, &v, sizeof a);
   std::memcpy(&b, reinterpret_cast<const char*>(&v) + sizeof a, sizeof b);
-  *lo = __builtin_convertvector(a, VD);
-  *hi = __builtin_convertvector(b, VD);
+  *lo = to_double<VD>(a);
+  *hi = to_double<VD>(b);
 }
 
 // Row kernels read their row from memory in a first pass and then work on it in cache;
