@@ -189,32 +189,48 @@ ctl_status* reduce_all(const OpContext& ctx, const Geometry& g, const T* x, Make
 }
 
 // f32 sum / mean over one reduced axis whose outputs lie along x's unit-stride axis (a
-// column sum): each task owns a block of columns and adds the rows into double
-// accumulators in row order, so every output's sum has one order whatever the threads.
-// Blocks of 128 columns (512 bytes of each row) give a bias gradient of 512 columns four
-// parts: with 512-column blocks it ran on one thread while the other waited.
-constexpr int64_t kColumnBlock = 128;
+// column sum, as a bias gradient is). The rows are cut into bands, and wide rows into
+// blocks of columns, by the shape alone; each task adds its band's rows in order into its
+// own row of double partial sums, then the calling thread adds the bands' partials in
+// band order. So every output has one order of additions whatever the number of threads,
+// and the tasks read x front to back. Tasks that each walked a 128-column block down all
+// the rows read 512 bytes per row at a large stride: the prefetchers missed it, and a
+// 2048 x 384 sum from L3 ran at 8.7 GB/s on a Xeon.
+constexpr int64_t kColumnBlock = 2048;    // columns per task: its partial sums fill 16 KiB of L1
+constexpr int64_t kBandElements = 32768;  // elements of x per task (128 KiB) at least
+constexpr int64_t kMaxBands = 32;         // bounds the partial sums and their serial merge
 bool column_sums_apply(const Geometry& g) {
   return g.kept.rank == 1 && g.kept.strides[0][0] == 1 && g.reduced.rank == 1 && g.outputs >= 16 && g.count > 1;
 }
 ctl_status* column_sums(const OpContext& ctx, const Geometry& g, const float* x, float* out, bool mean) {
+  const int64_t width = std::min(g.outputs, kColumnBlock);
+  const int64_t blocks = (g.outputs + width - 1) / width;
+  const int64_t band_rows = std::max({int64_t{1}, kBandElements / width, (g.count + kMaxBands - 1) / kMaxBands});
+  const int64_t bands = (g.count + band_rows - 1) / band_rows;
+  // One row of partial sums per band: at most an eighth of x's bytes (bands of 16 rows of
+  // 2048 columns) and kMaxBands rows; a single row when all rows make one band.
   Scratch scratch(ctx);
-  CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, sizeof(double) * static_cast<size_t>(g.outputs)));
-  double* const acc = scratch.as<double>();
-  const int64_t blocks = (g.outputs + kColumnBlock - 1) / kColumnBlock;
+  CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, sizeof(double) * static_cast<size_t>(bands * g.outputs)));
+  double* const partials = scratch.as<double>();
   const int64_t row_stride = g.reduced.strides[0][0], out_stride = g.kept.strides[1][0];
-  const int64_t grain = std::max<int64_t>(1, kElementsPerPart / (kColumnBlock * g.count));
   const VecKernels& k = vec_kernels();
-  parallel_for(ctx.pool, blocks, grain, [&](int64_t begin, int64_t end, unsigned) {
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t j0 = b * kColumnBlock, n = std::min(g.outputs, j0 + kColumnBlock) - j0;
-      for (int64_t j = 0; j < n; ++j) acc[j0 + j] = 0;
-      for (int64_t r = 0; r < g.count; ++r) k.accumulate(acc + j0, x + r * row_stride + j0, n);
-      for (int64_t j = j0; j < j0 + n; ++j) {
-        out[j * out_stride] = static_cast<float>(mean ? acc[j] / static_cast<double>(g.count) : acc[j]);
-      }
+  parallel_for(ctx.pool, bands * blocks, 1, [&](int64_t begin, int64_t end, unsigned) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t band = task / blocks, j0 = task % blocks * width;
+      const int64_t n = std::min(g.outputs - j0, width);
+      const int64_t r1 = std::min(g.count, (band + 1) * band_rows);
+      double* const acc = partials + band * g.outputs + j0;
+      std::fill(acc, acc + n, 0.0);
+      for (int64_t r = band * band_rows; r < r1; ++r) k.accumulate(acc, x + r * row_stride + j0, n);
     }
   });
+  for (int64_t band = 1; band < bands; ++band) {
+    const double* const part = partials + band * g.outputs;
+    for (int64_t j = 0; j < g.outputs; ++j) partials[j] += part[j];
+  }
+  for (int64_t j = 0; j < g.outputs; ++j) {
+    out[j * out_stride] = static_cast<float>(mean ? partials[j] / static_cast<double>(g.count) : partials[j]);
+  }
   return nullptr;
 }
 
