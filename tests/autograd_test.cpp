@@ -279,6 +279,28 @@ std::vector<Check> checks(ctl_device* device) {
       }
     }
   }
+  // A weight that the batch broadcasts: its gradient is one product with the batch folded
+  // into the depth (autograd_rules.cpp), here with two batch axes and a b of leading size
+  // 1, stored transposed or not; an a whose axes no view can merge (a permutation) takes
+  // the products per batch element and their sum instead.
+  for (int tb = 0; tb < 2; ++tb) {
+    for (int viewable = 0; viewable < 2; ++viewable) {
+      c.push_back(
+          {std::string("matmul broadcast weight") + (tb ? " transpose_b" : "") + (viewable ? "" : " permuted a"),
+           {leaf_of(viewable ? std::vector<int64_t>{2, 2, 3, 4} : std::vector<int64_t>{4, 3, 2}, -1, 1, 70 + tb),
+            leaf_of(tb ? std::vector<int64_t>{1, 5, 4} : std::vector<int64_t>{1, 4, 5}, -1, 1, 72 + viewable)},
+           [tb, viewable](const std::vector<ctl_tensor*>& x) {
+             Scope s;
+             ctl_tensor* a = viewable ? x[0] : s(transposed(x[0]));
+             ctl_matmul_attrs attrs{};
+             attrs.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
+             attrs.transpose_b = tb;
+             attrs.alpha = 1.3;
+             attrs.alpha_set = true;
+             return run(CTL_OP_MATMUL, {a, x[1]}, &attrs);
+           }});
+    }
+  }
   // Inputs that do not track gradients (a data batch, a mask) get none computed; the
   // others' gradients are unchanged by that.
   for (int constant = 0; constant < 2; ++constant) {
