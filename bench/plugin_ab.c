@@ -6,8 +6,10 @@
  * interleaved rounds and compared by their medians, they can: differences of 1-2% repeat.
  *
  * Usage: catalyst-plugin-ab [--sizes LIST] [--rounds R] [--seconds S] [--dtype f32|f16|bf16]
- *                           PLUGIN[:NAME=VALUE,...] PLUGIN[:...] ...
+ *                           [--transpose a|b|ab] PLUGIN[:NAME=VALUE,...] PLUGIN[:...] ...
  *   LIST    comma-separated N (an N x N by N x N product) or MxNxK; default 256,1024
+ *   --transpose  A stored K x M, B stored N x K, or both, passed with the matmul's
+ *           transpose flags (as autograd's gradients X^T dY and dY W^T are)
  *   R       rounds; each round times every variant once, in the order given (default 11)
  *   S       seconds each variant is timed per round (default 0.05), after an untimed
  *           warm-up of 1100 calls or S seconds, whichever ends first
@@ -55,7 +57,7 @@ static void die(const char* what, ctl_status* status) {
 
 static void usage(const char* program) {
   fprintf(stderr,
-          "usage: %s [--sizes N|MxNxK,...] [--rounds R] [--seconds S] [--dtype f32|f16|bf16] "
+          "usage: %s [--sizes N|MxNxK,...] [--rounds R] [--seconds S] [--dtype f32|f16|bf16] [--transpose a|b|ab] "
           "PLUGIN[:NAME=VALUE,...] PLUGIN[:...] ...\n",
           program);
   exit(2);
@@ -134,6 +136,9 @@ int main(int argc, char** argv) {
   int rounds = 11;
   double seconds = 0.05;
   ctl_dtype dtype = CTL_DTYPE_F32;
+  ctl_matmul_attrs attrs;
+  memset(&attrs, 0, sizeof attrs);
+  attrs.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
   Variant variants[kMaxVariants];
   int count = 0;
   for (int i = 1; i < argc; ++i) {
@@ -143,6 +148,11 @@ int main(int argc, char** argv) {
       rounds = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
       seconds = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "--transpose") && i + 1 < argc) {
+      const char* which = argv[++i];
+      if (strcmp(which, "a") && strcmp(which, "b") && strcmp(which, "ab")) usage(argv[0]);
+      attrs.transpose_a = strchr(which, 'a') != NULL;
+      attrs.transpose_b = strchr(which, 'b') != NULL;
     } else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
       const char* name = argv[++i];
       if (!strcmp(name, "f32")) {
@@ -197,8 +207,10 @@ int main(int argc, char** argv) {
     const double flops = 2.0 * (double)M * (double)N * (double)K;
     ctl_tensor *a[kMaxVariants], *b[kMaxVariants], *c[kMaxVariants];
     for (int v = 0; v < count; ++v) {
-      a[v] = random_matrix(variants[v].device, dtype, M, K, 1u);
-      b[v] = random_matrix(variants[v].device, dtype, K, N, 2u);
+      a[v] = attrs.transpose_a ? random_matrix(variants[v].device, dtype, K, M, 1u)
+                               : random_matrix(variants[v].device, dtype, M, K, 1u);
+      b[v] = attrs.transpose_b ? random_matrix(variants[v].device, dtype, N, K, 2u)
+                               : random_matrix(variants[v].device, dtype, K, N, 2u);
       const int64_t shape[2] = {M, N};
       ctl_status* status = ctl_tensor_create(variants[v].device, dtype, 2, shape, &c[v]);
       if (status) die("ctl_tensor_create", status);
@@ -218,13 +230,13 @@ int main(int argc, char** argv) {
         long calls = 0;
         double start = now_seconds();
         do {
-          if ((status = ctl_op_run_into(CTL_OP_MATMUL, 2, inputs, NULL, 1, &c[v]))) die("matmul", status);
+          if ((status = ctl_op_run_into(CTL_OP_MATMUL, 2, inputs, &attrs, 1, &c[v]))) die("matmul", status);
         } while (++calls < kWarmCalls && now_seconds() - start < seconds);
         calls = 0;
         start = now_seconds();
         double elapsed = 0;
         do {
-          if ((status = ctl_op_run_into(CTL_OP_MATMUL, 2, inputs, NULL, 1, &c[v]))) die("matmul", status);
+          if ((status = ctl_op_run_into(CTL_OP_MATMUL, 2, inputs, &attrs, 1, &c[v]))) die("matmul", status);
           ++calls;
           elapsed = now_seconds() - start;
         } while (elapsed < seconds);
