@@ -11,8 +11,6 @@
 
 #include "gemm_kernels.h"
 
-#define CTL_CPU_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")))
-
 namespace catalyst::cpu::avx512 {
 
 // Masks of the first n (<= 32) columns of a tile, per 16-lane half.

@@ -2,9 +2,10 @@
 // alpha, beta, bias and activation (see half_merge.h).
 #include "half_merge.h"
 
-#include "intrinsics.h"
+#include <cmath>
 
 #include "dtype_dispatch.h"
+#include "intrinsics.h"
 #include "isa.h"
 #include "matmul_problem.h"
 
@@ -16,20 +17,34 @@ float load_half(ctl_dtype d, uint16_t bits) {
 }
 
 // v[j] for the first n lanes of 16 16-bit floats of dtype d.
-CTL_CPU_AVX512_HALF inline __m512 load_half_x16(ctl_dtype d, const uint16_t* p, __mmask16 mask) {
+CTL_CPU_AVX512 inline __m512 load_half_x16(ctl_dtype d, const uint16_t* p, __mmask16 mask) {
   const __m256i bits = _mm256_maskz_loadu_epi16(mask, p);
   if (d == CTL_DTYPE_F16) return _mm512_cvtph_ps(bits);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
 }
 
+// 16 floats as 16 16-bit floats of dtype d, each rounded to nearest even. bf16 rounds in
+// integer arithmetic, as sdk::float_to_bf16 does (a NaN stays a quiet NaN), so the merge
+// needs no AVX512-BF16. It did (vcvtne2ps2bf16), and on AVX-512 CPUs without it (Xeons
+// before Cooper Lake, or a VM that hides it, as this project's Xeon VM does) every f16
+// and bf16 output element went through merge_row_scalar: 37% of a 1-thread 1024^3 f16
+// product.
+CTL_CPU_AVX512 inline __m256i round_half_x16(ctl_dtype d, __m512 v) {
+  if (d == CTL_DTYPE_F16) return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  rounded = _mm512_mask_or_epi32(rounded, nan, bits, _mm512_set1_epi32(0x00400000));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
+}
+
 // The whole tile in vector form; needs a unit output column stride and a bias column
-// stride of 0 or 1. bf16 rounds with vcvtne2ps2bf16 (nearest even; it flushes f32
-// subnormals, which lie below bf16's smallest normal and so within every tolerance).
-CTL_CPU_AVX512_HALF void merge_tile_vector(const HalfOutput& o, const float* tile, int64_t ld, uint16_t* out,
-                                           const uint16_t* bias, int64_t m, int64_t n) {
+// stride of 0 or 1.
+CTL_CPU_AVX512 void merge_tile_vector(const HalfOutput& o, const float* tile, int64_t ld, uint16_t* out,
+                                      const uint16_t* bias, int64_t m, int64_t n) {
   const __mmask16 m0 = static_cast<__mmask16>(n >= 16 ? 0xffffu : (1u << n) - 1u);
   const __mmask16 m1 = static_cast<__mmask16>(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
-  const __mmask32 m01 = static_cast<__mmask32>(m0) | (static_cast<__mmask32>(m1) << 16);
   const __m512 alpha = _mm512_set1_ps(o.alpha), beta = _mm512_set1_ps(o.beta);
   const bool f16 = o.dtype == CTL_DTYPE_F16, with_beta = o.beta != 0.0f;
   const bool relu = o.activation == CTL_ACTIVATION_RELU, plain = o.activation == CTL_ACTIVATION_NONE;
@@ -71,12 +86,8 @@ CTL_CPU_AVX512_HALF void merge_tile_vector(const HalfOutput& o, const float* til
       v0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v0, zero, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q), v0);
       v1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v1, zero, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q), v1);
     }
-    if (f16) {
-      _mm256_mask_storeu_epi16(dst, m0, _mm512_cvtps_ph(v0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-      _mm256_mask_storeu_epi16(dst + 16, m1, _mm512_cvtps_ph(v1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    } else {
-      _mm512_mask_storeu_epi16(dst, m01, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(v1, v0)));
-    }
+    _mm256_mask_storeu_epi16(dst, m0, round_half_x16(o.dtype, v0));
+    _mm256_mask_storeu_epi16(dst + 16, m1, round_half_x16(o.dtype, v1));
   }
 }
 
@@ -84,7 +95,7 @@ void merge_row_scalar(const HalfOutput& o, const float* s, uint16_t* out, const 
   for (int64_t j = 0; j < n; ++j) {
     float v = o.alpha * s[j];
     uint16_t* dst = out + j * o.ocs;
-    if (o.beta != 0.0f) v += o.beta * load_half(o.dtype, *dst);
+    if (o.beta != 0.0f) v = std::fma(o.beta, load_half(o.dtype, *dst), v);  // as the vector form
     if (bias) v += load_half(o.dtype, bias[j * o.bcs]);
     v = activate(v, o.activation);
     *dst = o.dtype == CTL_DTYPE_F16 ? sdk::float_to_half(v) : sdk::float_to_bf16(v);
@@ -97,8 +108,7 @@ void merge_half_tile(const HalfOutput& o, const float* tile, int64_t ld, int64_t
                      int64_t n) {
   uint16_t* out = reinterpret_cast<uint16_t*>(o.out) + row * o.ors + col * o.ocs;
   const uint16_t* bias = o.bias ? reinterpret_cast<const uint16_t*>(o.bias) + row * o.brs + col * o.bcs : nullptr;
-  // The vector form rounds to bf16 with vcvtne2ps2bf16, an AVX512-BF16 instruction.
-  if (o.ocs == 1 && (o.bcs == 0 || o.bcs == 1) && isa_info().avx512_bf16) {
+  if (o.ocs == 1 && (o.bcs == 0 || o.bcs == 1) && active_isa() == Isa::kAvx512) {
     merge_tile_vector(o, tile, ld, out, bias, m, n);
     return;
   }

@@ -9,5 +9,9 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
-// AVX-512 with the bf16 conversions and F16C: what the f16/bf16 packing and merging use.
+// AVX-512 F, VL, DQ and BW: what the AVX-512 kernels need, the f32 <-> f16 conversions
+// included.
+#define CTL_CPU_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")))
+
+// AVX-512 with the bf16 conversions and F16C: what the AMX path's f16/bf16 packing uses.
 #define CTL_CPU_AVX512_HALF __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,avx2,fma,f16c")))

@@ -1,0 +1,123 @@
+// cpu_half_merge_test.cpp — the CPU plugin's merge of f32 tile sums into an f16 or bf16
+// matmul output (plugins/cpu/half_merge.cpp), against the SDK's scalar rounding of the
+// same f32 value, bit for bit. The values are the ones roundings get wrong: ties to even
+// either way, the last value below a tie, NaNs with payloads, infinities, signed zeros,
+// f32 subnormals, values that round up to infinity, and random bit patterns. CTest runs it
+// on the AVX-512 path (vector merge, on a CPU that has it) and on AVX2 (scalar merge),
+// so both must give the SDK's bits.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catalyst/sdk/half.hpp"
+#include "half_merge.h"
+#include "isa.h"
+
+using catalyst::cpu::HalfOutput;
+using catalyst::cpu::merge_half_tile;
+namespace sdk = catalyst::sdk;
+
+namespace {
+
+constexpr int64_t kRows = 8, kCols = 32;
+
+uint16_t round_to(ctl_dtype d, float v) {
+  return d == CTL_DTYPE_F16 ? sdk::float_to_half(v) : sdk::float_to_bf16(v);
+}
+float widen(ctl_dtype d, uint16_t bits) {
+  return d == CTL_DTYPE_F16 ? sdk::half_to_float(bits) : sdk::bf16_to_float(bits);
+}
+
+// kRows x kCols floats, the hard cases first (per dtype: its ties sit at other bits).
+std::vector<float> hard_values(ctl_dtype d) {
+  const uint32_t tie = d == CTL_DTYPE_F16 ? 0x1000u : 0x8000u;  // half an ulp, in f32 bits
+  std::vector<uint32_t> bits = {
+      0x3f800000u + tie,     0x3f800000u + 3 * tie, 0x3f800000u + tie - 1,  // ties, below a tie
+      0x3f800000u + tie + 1, 0xbf800000u + tie,     0xc0400000u + 3 * tie,  //
+      0x7fc00000u,           0xffc00001u,           0x7fa00000u,            // NaNs: quiet, payload, signalling,
+      0x7fc18000u,           0xffffffffu,           0x7f800001u,            // payloads a rounding carry would change
+      0x7f800000u,           0xff800000u,           0x00000000u,            // infinities, zeros
+      0x80000000u,           0x00000001u,           0x807fffffu,            // f32 subnormals
+      0x7f7fffffu,           0x477ff000u,           0x477fefffu,            // round to infinity, or just not
+      0x38800000u,           0x33000000u,           0x33000001u,            // f16 subnormal edges
+  };
+  std::mt19937 rng(7);
+  while (bits.size() < static_cast<size_t>(kRows * kCols)) bits.push_back(rng());
+  std::vector<float> v;
+  for (uint32_t b : bits) v.push_back(std::bit_cast<float>(b));
+  return v;
+}
+
+std::string hex(uint32_t v) {
+  char text[16];
+  snprintf(text, sizeof text, "0x%08x", v);
+  return text;
+}
+
+class CpuHalfMerge : public ::testing::TestWithParam<ctl_dtype> {};
+
+// alpha 1, nothing added: each output is the one rounding of the tile's value.
+TEST_P(CpuHalfMerge, RoundsEveryValueAsTheSdkDoes) {
+  const ctl_dtype d = GetParam();
+  SCOPED_TRACE(catalyst::cpu::isa_name(catalyst::cpu::active_isa()));
+  const std::vector<float> tile = hard_values(d);
+  for (const int64_t n : {kCols, int64_t{19}}) {  // whole and partial tiles
+    std::vector<uint16_t> out(kRows * kCols, 0xabcd);
+    HalfOutput o{d, reinterpret_cast<char*>(out.data()), kCols, 1, nullptr, 0, 0, 1.0f, 0.0f, CTL_ACTIVATION_NONE};
+    merge_half_tile(o, tile.data(), kCols, 0, 0, kRows, n);
+    for (int64_t i = 0; i < kRows; ++i) {
+      for (int64_t j = 0; j < kCols; ++j) {
+        const float v = tile[i * kCols + j];
+        const uint16_t want = j < n ? round_to(d, v) : 0xabcd;  // columns past n untouched
+        ASSERT_EQ(out[i * kCols + j], want)
+            << "row " << i << " column " << j << " of " << n << ", value " << hex(std::bit_cast<uint32_t>(v));
+      }
+    }
+  }
+}
+
+// alpha, beta times the old output, a bias row and ReLU, all in f32 before the rounding.
+TEST_P(CpuHalfMerge, AppliesTheEpilogueInF32ThenRoundsOnce) {
+  const ctl_dtype d = GetParam();
+  SCOPED_TRACE(catalyst::cpu::isa_name(catalyst::cpu::active_isa()));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  std::vector<float> tile(kRows * kCols);
+  for (float& v : tile) v = dist(rng);
+  std::vector<uint16_t> old(kRows * kCols), bias(kCols);
+  for (uint16_t& b : old) b = round_to(d, dist(rng));
+  for (uint16_t& b : bias) b = round_to(d, dist(rng));
+  for (const ctl_activation act : {CTL_ACTIVATION_NONE, CTL_ACTIVATION_RELU}) {
+    std::vector<uint16_t> out = old;
+    HalfOutput o{d,
+                 reinterpret_cast<char*>(out.data()),
+                 kCols,
+                 1,
+                 reinterpret_cast<const char*>(bias.data()),
+                 0,
+                 1,
+                 0.75f,
+                 -1.5f,
+                 act};
+    merge_half_tile(o, tile.data(), kCols, 0, 0, kRows, kCols);
+    for (int64_t i = 0; i < kRows; ++i) {
+      for (int64_t j = 0; j < kCols; ++j) {
+        float v = 0.75f * tile[i * kCols + j];
+        v = std::fma(-1.5f, widen(d, old[i * kCols + j]), v);
+        v += widen(d, bias[j]);
+        if (act == CTL_ACTIVATION_RELU) v = v > 0 ? v : 0.0f;
+        ASSERT_EQ(out[i * kCols + j], round_to(d, v)) << "activation " << act << ", row " << i << " column " << j;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CpuHalfMerge, ::testing::Values(CTL_DTYPE_F16, CTL_DTYPE_BF16),
+                         [](const auto& info) { return std::string(info.param == CTL_DTYPE_F16 ? "f16" : "bf16"); });
+
+}  // namespace
