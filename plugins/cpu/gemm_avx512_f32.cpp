@@ -10,6 +10,7 @@
 #include "gemm_avx512.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace catalyst::cpu {
 namespace {
@@ -112,24 +113,33 @@ CTL_CPU_AVX512 void pack_a(const float* a, int64_t lda, int64_t kc, int m, float
   }
 }
 
-// Up to 16 values at p (the lanes of `load`, the rest 0) as floats: f32 as they are, f16
-// converted (the f16 matmul's conversion path packs for this kernel too).
-CTL_CPU_AVX512 inline __m512 load16(const float* p, __mmask16 load) {
-  return _mm512_maskz_loadu_ps(load, p);
-}
-CTL_CPU_AVX512 inline __m512 load16(const uint16_t* p, __mmask16 load) {
-  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(load, p));
+// What a packer reads: f32, or f16 or bf16 that it converts to f32 (the f16 and bf16
+// matmuls' conversion paths pack for this kernel too).
+enum class Source { kF32, kF16, kBf16 };
+template <Source kS>
+using SourceType = std::conditional_t<kS == Source::kF32, float, uint16_t>;
+
+// Up to 16 values at p (the lanes of `load`, the rest 0) as floats.
+template <Source kS>
+CTL_CPU_AVX512 inline __m512 load16(const SourceType<kS>* p, __mmask16 load) {
+  if constexpr (kS == Source::kF32) {
+    return _mm512_maskz_loadu_ps(load, p);
+  } else if constexpr (kS == Source::kF16) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(load, p));
+  } else {  // a bf16 is the top half of an f32
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(load, p)), 16));
+  }
 }
 
 // Loads `lines` <= 16 strided lines of up to 16 values (the first `depth` of each; the
 // rest and missing lines read as 0), transposes them and stores the first `depth`
 // results at dst + step * d, each with the store mask `keep`.
-template <class S>
-CTL_CPU_AVX512 inline void transpose_block(const S* src, int64_t stride, int lines, int depth, float* dst, int64_t step,
-                                           __mmask16 keep) {
+template <Source kS>
+CTL_CPU_AVX512 inline void transpose_block(const SourceType<kS>* src, int64_t stride, int lines, int depth, float* dst,
+                                           int64_t step, __mmask16 keep) {
   const __mmask16 load = low_mask(depth);
   __m512 r[16];
-  for (int i = 0; i < 16; ++i) r[i] = i < lines ? load16(src + i * stride, load) : _mm512_setzero_ps();
+  for (int i = 0; i < 16; ++i) r[i] = i < lines ? load16<kS>(src + i * stride, load) : _mm512_setzero_ps();
   transpose16(r);
   for (int d = 0; d < depth; ++d) _mm512_mask_storeu_ps(dst + d * step, keep, r[d]);
 }
@@ -141,32 +151,32 @@ CTL_CPU_AVX512 void pack_b_t(const float* b, int64_t ldb, int64_t kc, int n, flo
     const int depth = static_cast<int>(std::min<int64_t>(16, kc - k));
     for (int half = 0; half < 2; ++half) {
       const int lines = std::max(0, std::min(16, n - 16 * half));
-      transpose_block(b + 16 * half * ldb + k, ldb, lines, depth, dst + k * kNr + 16 * half, kNr, 0xFFFF);
+      transpose_block<Source::kF32>(b + 16 * half * ldb + k, ldb, lines, depth, dst + k * kNr + 16 * half, kNr, 0xFFFF);
     }
   }
 }
 
 // pack_a for a row-major A (rows lda apart, unit column stride) in N > kRowsAMaxN
-// products: 16 rows are transposed at a time, of which the panel keeps 12. The f16 form
-// is the conversion path's packer for any N.
-template <class S>
-CTL_CPU_AVX512 void pack_a_rows(const S* a, int64_t lda, int64_t kc, int m, float* dst) {
+// products: 16 rows are transposed at a time, of which the panel keeps 12. The f16 and
+// bf16 forms are the conversion paths' packers for any N.
+template <Source kS>
+CTL_CPU_AVX512 void pack_a_rows(const SourceType<kS>* a, int64_t lda, int64_t kc, int m, float* dst) {
   const __mmask16 panel = __mmask16((1u << kMr) - 1);
   for (int64_t k = 0; k < kc; k += 16) {
     const int depth = static_cast<int>(std::min<int64_t>(16, kc - k));
-    transpose_block(a + k, lda, m, depth, dst + k * kMr, kMr, panel);
+    transpose_block<kS>(a + k, lda, m, depth, dst + k * kMr, kMr, panel);
   }
 }
 
 // One packed B panel: kc rows of n <= 32 columns, zero-padded to 32, from a B with unit
-// column stride; compiled for AVX-512 so each row is two wide copies. The f16 form (two
-// converting loads per row) is the conversion path's packer.
-template <class S>
-CTL_CPU_AVX512 void pack_b(const S* b, int64_t ldb, int64_t kc, int n, float* dst) {
+// column stride; compiled for AVX-512 so each row is two wide copies. The f16 and bf16
+// forms (two converting loads per row) are the conversion paths' packers.
+template <Source kS>
+CTL_CPU_AVX512 void pack_b(const SourceType<kS>* b, int64_t ldb, int64_t kc, int n, float* dst) {
   const __mmask16 k0 = low_mask(n), k1 = high_mask(n);
   for (int64_t k = 0; k < kc; ++k) {
-    _mm512_storeu_ps(dst, load16(b, k0));
-    _mm512_storeu_ps(dst + 16, load16(b + 16, k1));
+    _mm512_storeu_ps(dst, load16<kS>(b, k0));
+    _mm512_storeu_ps(dst + 16, load16<kS>(b + 16, k1));
     b += ldb;
     dst += kNr;
   }
@@ -174,8 +184,18 @@ CTL_CPU_AVX512 void pack_b(const S* b, int64_t ldb, int64_t kc, int n, float* ds
 
 }  // namespace
 
-const GemmKernel<float> kGemmAvx512F32{
-    kMr, kNr, 1, run, run_rows, pack_b<float>, pack_a, pack_b_t, pack_a_rows<float>, run_packing_b, run_rows_packing_b};
-const GemmF16Packers kGemmAvx512F16Packers{pack_b<uint16_t>, pack_a_rows<uint16_t>};
+const GemmKernel<float> kGemmAvx512F32{kMr,
+                                       kNr,
+                                       1,
+                                       run,
+                                       run_rows,
+                                       pack_b<Source::kF32>,
+                                       pack_a,
+                                       pack_b_t,
+                                       pack_a_rows<Source::kF32>,
+                                       run_packing_b,
+                                       run_rows_packing_b};
+const GemmHalfPackers kGemmAvx512F16Packers{pack_b<Source::kF16>, pack_a_rows<Source::kF16>};
+const GemmHalfPackers kGemmAvx512Bf16Packers{pack_b<Source::kBf16>, pack_a_rows<Source::kBf16>};
 
 }  // namespace catalyst::cpu

@@ -149,8 +149,12 @@ const GemmKernel<double>& gemm_kernel_f64() {
   }
 }
 
-const GemmF16Packers* gemm_f16_packers() {
+const GemmHalfPackers* gemm_f16_packers() {
   return active_isa() == Isa::kAvx512 ? &kGemmAvx512F16Packers : nullptr;
+}
+
+const GemmHalfPackers* gemm_bf16_packers() {
+  return active_isa() == Isa::kAvx512 ? &kGemmAvx512Bf16Packers : nullptr;
 }
 
 const GemmKernel<uint16_t, float>* gemm_kernel_bf16() {

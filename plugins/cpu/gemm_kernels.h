@@ -69,9 +69,10 @@ struct GemmKernel {
                              int m, int n, const TileEpilogue<Acc>& e) = nullptr;
 };
 
-// Packers from f16 into the panels of an f32 kernel, for the f16 matmul's conversion
-// path (null where absent; otherwise it converts one value at a time).
-struct GemmF16Packers {
+// Packers from f16 or bf16 into the panels of an f32 kernel, for the f16 and bf16
+// matmuls' conversion paths (null where absent; otherwise they convert one value at a
+// time).
+struct GemmHalfPackers {
   void (*pack_b)(const uint16_t* b, int64_t ldb, int64_t kc, int n, float* dst);       // as GemmKernel::pack_b
   void (*pack_a_rows)(const uint16_t* a, int64_t lda, int64_t kc, int m, float* dst);  // as pack_a_rows
 };
@@ -80,7 +81,8 @@ struct GemmF16Packers {
 const GemmKernel<float>& gemm_kernel_f32();
 const GemmKernel<double>& gemm_kernel_f64();
 // The f16 packers for gemm_kernel_f32()'s panels, or null.
-const GemmF16Packers* gemm_f16_packers();
+const GemmHalfPackers* gemm_f16_packers();
+const GemmHalfPackers* gemm_bf16_packers();
 
 // The bf16 dot-product kernel (bf16 bits packed, f32 sums) where the CPU has AVX512-BF16
 // and the active instruction set is AVX-512, else null. It reads bf16 subnormals as zero
@@ -90,7 +92,8 @@ const GemmKernel<uint16_t, float>* gemm_kernel_bf16();
 // The AVX-512 kernels (gemm_avx512_f32.cpp, gemm_avx512_bf16.cpp); call only when
 // active_isa() is kAvx512, and for bf16 when isa_info().avx512_bf16.
 extern const GemmKernel<float> kGemmAvx512F32;
-extern const GemmF16Packers kGemmAvx512F16Packers;
+extern const GemmHalfPackers kGemmAvx512F16Packers;
+extern const GemmHalfPackers kGemmAvx512Bf16Packers;
 extern const GemmKernel<uint16_t, float> kGemmAvx512Bf16;
 
 // Applies e to a tile already summed into `tile` (row stride nr), element by element:

@@ -149,8 +149,9 @@ struct FloatProduct {
   // The kernel's own packers (and reading A in place) need operands already in its type.
   static constexpr bool kNative = std::is_same_v<S, P> || (std::is_same_v<S, bf16> && std::is_same_v<P, uint16_t>);
 
-  // f16 converted while packing for an f32 kernel: vector packers where the kernel has them.
-  static constexpr bool kF16ToF32 = std::is_same_v<S, f16> && std::is_same_v<P, float>;
+  // f16 or bf16 converted while packing for an f32 kernel: vector packers where the kernel
+  // has them.
+  static constexpr bool kHalfToF32 = is_half_v<S> && std::is_same_v<P, float>;
 
   const Problem& p;
   const GemmKernel<P, Acc>& kernel;
@@ -159,7 +160,7 @@ struct FloatProduct {
   bool rows_a;
   P* bpacks;  // the schedule's buffers, b_size apart
   int64_t b_size;
-  const GemmF16Packers* f16_packers;  // with kF16ToF32, or null
+  const GemmHalfPackers* half_packers;  // with kHalfToF32, or null
 
   // Panels [q0, q1) of the block into its buffer.
   void pack(const GemmBlock& k, int64_t q0, int64_t q1) const {
@@ -181,9 +182,9 @@ struct FloatProduct {
           continue;
         }
       }
-      if constexpr (kF16ToF32) {
-        if (f16_packers && b.cs == 1) {
-          f16_packers->pack_b(reinterpret_cast<const uint16_t*>(src), b.rs, k.kc, n, dst);
+      if constexpr (kHalfToF32) {
+        if (half_packers && b.cs == 1) {
+          half_packers->pack_b(reinterpret_cast<const uint16_t*>(src), b.rs, k.kc, n, dst);
           continue;
         }
       }
@@ -225,12 +226,12 @@ struct FloatProduct {
           packed = true;
         }
       }
-      if constexpr (kF16ToF32) {
-        if (f16_packers && a.cs == 1) {
+      if constexpr (kHalfToF32) {
+        if (half_packers && a.cs == 1) {
           const uint16_t* const bits = reinterpret_cast<const uint16_t*>(pa);
           for (int64_t ir = 0; ir < mc; ir += mr) {
-            f16_packers->pack_a_rows(bits + (cell.m0 + ir) * a.rs + k.pc, a.rs, k.kc,
-                                     static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * kcp);
+            half_packers->pack_a_rows(bits + (cell.m0 + ir) * a.rs + k.pc, a.rs, k.kc,
+                                      static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * kcp);
           }
           packed = true;
         }
@@ -379,7 +380,8 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
     }
     return t;
   };
-  const GemmF16Packers* const f16_packers = Product::kF16ToF32 ? gemm_f16_packers() : nullptr;
+  const GemmHalfPackers* half_packers = nullptr;
+  if constexpr (Product::kHalfToF32) half_packers = std::is_same_v<T, f16> ? gemm_f16_packers() : gemm_bf16_packers();
   // One product's schedule and tasks, over the scratch of its slot.
   struct Run {
     GemmSchedule schedule;
@@ -390,7 +392,7 @@ ctl_status* gemm(const OpContext& ctx, const Problem& p, const GemmKernel<P, Acc
     Matrix am, bm;
     const Target<Acc> t = target_of(index, slot, out, bias, &am, &bm);
     char* const memory = base + slot * slot_bytes;
-    Run run{shape, Product{p, kernel, am, bm, t, rows_a, nullptr, b_size, f16_packers}, nullptr};
+    Run run{shape, Product{p, kernel, am, bm, t, rows_a, nullptr, b_size, half_packers}, nullptr};
     run.schedule.start(memory);
     run.product.bpacks = reinterpret_cast<P*>(memory + counter_bytes);
     run.apacks = run.product.bpacks + shape.buffers() * b_size;
