@@ -1,7 +1,9 @@
 // scratch_test.cpp — the CPU plugin's per-call scratch memory (plugins/cpu/op_context.h),
 // compiled into the test with a counting host allocator: small requests reuse the block
 // the thread keeps, without the host allocator; a second live Scratch, a large request
-// and another thread get memory of their own; a failed host allocation is a status.
+// and another thread get memory of their own; large requests come from the instance's
+// buffer cache when there is one, the same block again call after call; a failed host
+// allocation is a status.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "buffer_cache.h"
 #include "op_context.h"
 
 namespace catalyst::cpu {
@@ -145,6 +148,34 @@ TEST_F(ScratchTest, AFailedHostAllocationIsAnOutOfMemoryStatus) {
   EXPECT_NE(scratch.allocate(ctx_, Scratch::kKeptBytes * 4), nullptr);
   EXPECT_EQ(host_.last_code, CTL_STATUS_OUT_OF_MEMORY);
   EXPECT_EQ(scratch.as<void>(), nullptr);
+}
+
+TEST_F(ScratchTest, LargeRequestsReuseABlockOfTheBufferCache) {
+  BufferCache cache(size_t{64} << 20);
+  OpContext ctx = ctx_;
+  ctx.cache = &cache;
+  const size_t bytes = Scratch::kKeptBytes + 4096;  // too large for the thread's block
+  void* first = nullptr;
+  {
+    Scratch scratch(ctx);
+    first = take(ctx, scratch, bytes);
+  }
+  for (int call = 0; call < 3; ++call) {
+    Scratch scratch(ctx);
+    EXPECT_EQ(take(ctx, scratch, bytes), first) << "call " << call << ": the block went back to the cache";
+  }
+  {
+    Scratch outer(ctx), inner(ctx);  // both alive: two blocks
+    void* a = take(ctx, outer, bytes);
+    EXPECT_NE(take(ctx, inner, bytes), a);
+  }
+  EXPECT_EQ(host_.allocs, 0);
+  EXPECT_EQ(host_.frees, 0);
+  // Below the cache's minimum a second live Scratch still goes to the host.
+  Scratch outer(ctx), inner(ctx);
+  take(ctx, outer, 64);
+  take(ctx, inner, 64);
+  EXPECT_EQ(host_.allocs, 1);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "buffer_cache.h"
 #include "catalyst/sdk/attrs.hpp"
 #include "catalyst/sdk/op_dtypes.hpp"
 #include "catalyst/sdk/view_check.hpp"
@@ -158,6 +159,13 @@ ctl_status* Scratch::allocate(const OpContext& ctx, size_t bytes) {
       return nullptr;
     }
   }
+  if (ctx.cache && bytes >= BufferCache::kMinBytes) {
+    pointer_ = ctx.cache->take(bytes, &cached_capacity_);  // page aligned
+    if (pointer_) {
+      cache_ = ctx.cache;
+      return nullptr;
+    }
+  }
   pointer_ = host_->alloc(host_->context, bytes ? bytes : 1, 64);
   if (!pointer_) return ctx.fail(CTL_STATUS_OUT_OF_MEMORY, "could not allocate %zu bytes of scratch memory", bytes);
   return nullptr;
@@ -167,6 +175,9 @@ void Scratch::release() {
   if (kept_) {
     kept_block.in_use = false;
     kept_ = false;
+  } else if (cache_) {
+    cache_->give(pointer_, cached_capacity_);
+    cache_ = nullptr;
   } else if (pointer_) {
     host_->free(host_->context, pointer_);
   }

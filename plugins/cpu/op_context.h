@@ -14,6 +14,8 @@
 
 namespace catalyst::cpu {
 
+class BufferCache;
+
 // A validated ctl_tensor_view: data already points at element [0, ...].
 struct View {
   char* data = nullptr;
@@ -48,7 +50,8 @@ struct OpContext {
   const ctl_host_api* host;
   ThreadPool* pool;
   const ctl_op_call* call;
-  const char* name;  // the op's name, for messages
+  const char* name;              // the op's name, for messages
+  BufferCache* cache = nullptr;  // the instance's, for large Scratch; null: none
 
   // A status whose message reads "cpu plugin: <op>: <formatted text>".
   [[gnu::format(printf, 3, 4)]] ctl_status* fail(ctl_status_code code, const char* format, ...) const;
@@ -79,8 +82,11 @@ struct OpContext {
 // Scratch memory for one call, freed (or handed back) when the object goes out of scope.
 // Up to kKeptBytes come from a block each calling thread keeps between calls, so that a
 // run of small ops neither calls the allocator nor touches its locks: a 12x16x32 matmul
-// spent about a tenth of its 0.75 us in posix_memalign and free. Larger requests, and a
-// second Scratch alive on the same thread, go to the host allocator.
+// spent about a tenth of its 0.75 us in posix_memalign and free. Larger requests come
+// from the instance's BufferCache (context.cache), whose blocks stay mapped: through the
+// host allocator the f32 sums of a 1024^3 f16 product (4 MiB) were mapped afresh on
+// every call, and zeroing their pages took 5% of it. What neither serves (a second small
+// Scratch alive on the same thread, no cache) goes to the host allocator.
 class Scratch {
  public:
   static constexpr size_t kKeptBytes = size_t{1} << 20;
@@ -101,7 +107,9 @@ class Scratch {
 
   const ctl_host_api* host_;
   void* pointer_ = nullptr;
-  bool kept_ = false;  // pointer_ is this thread's kept block
+  bool kept_ = false;             // pointer_ is this thread's kept block
+  BufferCache* cache_ = nullptr;  // pointer_ came from this cache, with this capacity
+  size_t cached_capacity_ = 0;
 };
 
 // The integer stored in an enum field of a caller's struct (sdk/raw_field.hpp).

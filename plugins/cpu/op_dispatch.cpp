@@ -132,7 +132,7 @@ ctl_status* op_execute(ctl_plugin_stream* stream, const ctl_op_call* call) {
   const ctl_host_api* host = instance->host;
   const OpEntry* entry = nullptr;
   CTL_SDK_RETURN_IF_ERROR(check_supported(host, call, &entry));
-  const OpContext ctx{host, instance->pool, call, entry->name};
+  const OpContext ctx{host, instance->pool, call, entry->name, instance->buffer_cache};
   clear_upper_state();  // the kernels are SSE-encoded: see simd_state.h
   // Nothing may escape through the C table: exceptions become statuses.
   try {
