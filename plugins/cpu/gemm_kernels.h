@@ -80,7 +80,7 @@ struct GemmHalfPackers {
 // The kernel of the active instruction set (isa.h).
 const GemmKernel<float>& gemm_kernel_f32();
 const GemmKernel<double>& gemm_kernel_f64();
-// The f16 packers for gemm_kernel_f32()'s panels, or null.
+// The f16 and the bf16 packers for gemm_kernel_f32()'s panels (AVX-512), or null.
 const GemmHalfPackers* gemm_f16_packers();
 const GemmHalfPackers* gemm_bf16_packers();
 
