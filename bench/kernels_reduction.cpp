@@ -4,8 +4,10 @@
 //     statistics are;
 //   column_sum/f32/<rows>x<cols>: over the first axis, the gradient of a bias broadcast
 //     down the rows of a matmul's output. The shapes are the benchmark GPT's (batch 16 x
-//     context 128 = 2048 rows): its MLP's 512 and its attention's 384 (q, k, v) columns.
+//     context 128 = 2048 rows): its MLP's 512 and its attention's 384 (q, k, v) columns;
+//     and 16 x 16384, its position embedding's gradient (128 x 128, summed over the batch).
 #include <string>
+#include <utility>
 
 #include "kernels_bench.hpp"
 
@@ -25,8 +27,9 @@ void register_reduction(const Args& args) {
   benchmark::RegisterBenchmark(("sum/f32/" + shape).c_str(), sum_case, args.norm_rows, args.norm_cols, -1)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
-  for (const int64_t cols : {384, 512}) {
-    benchmark::RegisterBenchmark(("column_sum/f32/2048x" + std::to_string(cols)).c_str(), sum_case, 2048, cols, 0)
+  for (const auto& [rows, cols] : {std::pair{2048, 384}, std::pair{2048, 512}, std::pair{16, 16384}}) {
+    benchmark::RegisterBenchmark(("column_sum/f32/" + std::to_string(rows) + "x" + std::to_string(cols)).c_str(),
+                                 sum_case, rows, cols, 0)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
   }
