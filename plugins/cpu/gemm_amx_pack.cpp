@@ -63,11 +63,8 @@ inline uint16_t packed_b_value(HalfKind kind, int64_t kp, const At& at) {
 // 16 f16 values -> their hi and lo bf16 parts (as split_f16) in the low and high 16 bits
 // of each lane.
 CTL_CPU_AVX512_HALF inline __m512i split_f16_x16(__m256i h) {
-  const __m512 x = _mm512_cvtph_ps(h);
-  const __m512i bits = _mm512_castps_si512(x);
-  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i hi = _mm512_and_si512(_mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)),
-                                      _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
+  const __m512 x = _mm512_cvtph_ps(h);  // finite: no NaN to keep apart
+  const __m512i hi = _mm512_and_si512(bf16_rounding_x16(x), _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
   const __m512 rest = _mm512_sub_ps(x, _mm512_castsi512_ps(hi));
   return _mm512_or_si512(_mm512_srli_epi32(hi, 16), _mm512_castps_si512(rest));
 }

@@ -126,8 +126,8 @@ CTL_CPU_AVX512 inline __m512 load16(const SourceType<kS>* p, __mmask16 load) {
     return _mm512_maskz_loadu_ps(load, p);
   } else if constexpr (kS == Source::kF16) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(load, p));
-  } else {  // a bf16 is the top half of an f32
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(load, p)), 16));
+  } else {
+    return widen_bf16_x16(_mm256_maskz_loadu_epi16(load, p));
   }
 }
 

@@ -19,8 +19,7 @@ float load_half(ctl_dtype d, uint16_t bits) {
 // v[j] for the first n lanes of 16 16-bit floats of dtype d.
 CTL_CPU_AVX512 inline __m512 load_half_x16(ctl_dtype d, const uint16_t* p, __mmask16 mask) {
   const __m256i bits = _mm256_maskz_loadu_epi16(mask, p);
-  if (d == CTL_DTYPE_F16) return _mm512_cvtph_ps(bits);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+  return d == CTL_DTYPE_F16 ? _mm512_cvtph_ps(bits) : widen_bf16_x16(bits);
 }
 
 // 16 floats as 16 16-bit floats of dtype d, each rounded to nearest even. bf16 rounds in
@@ -31,11 +30,9 @@ CTL_CPU_AVX512 inline __m512 load_half_x16(ctl_dtype d, const uint16_t* p, __mma
 // product.
 CTL_CPU_AVX512 inline __m256i round_half_x16(ctl_dtype d, __m512 v) {
   if (d == CTL_DTYPE_F16) return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512i bits = _mm512_castps_si512(v);
-  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-  rounded = _mm512_mask_or_epi32(rounded, nan, bits, _mm512_set1_epi32(0x00400000));
+  const __m512i rounded =
+      _mm512_mask_or_epi32(bf16_rounding_x16(v), nan, _mm512_castps_si512(v), _mm512_set1_epi32(0x00400000));
   return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
 }
 

@@ -1,5 +1,5 @@
 // intrinsics.h — <immintrin.h> for the files that call AVX-512 and AMX intrinsics directly,
-// and the target attribute of their f16/bf16 helpers.
+// the target attributes of their helpers, and the bf16 conversions they share.
 #pragma once
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
@@ -15,3 +15,22 @@
 
 // AVX-512 with the bf16 conversions and F16C: what the AMX path's f16/bf16 packing uses.
 #define CTL_CPU_AVX512_HALF __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,avx2,fma,f16c")))
+
+namespace catalyst::cpu {
+
+// 16 bf16 values (16-bit lanes) as floats: a bf16 is the top half of an f32.
+CTL_CPU_AVX512 inline __m512 widen_bf16_x16(__m256i bits) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+// The f32 bits of each lane of x with the carry of rounding to bf16 (to nearest even)
+// added: the top 16 bits are the rounded bf16, the low 16 are left over. As
+// sdk::float_to_bf16 for finite values; a NaN's payload may carry into its exponent, so
+// callers that can see NaNs keep them apart. No AVX512-BF16 needed.
+CTL_CPU_AVX512 inline __m512i bf16_rounding_x16(__m512 x) {
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  return _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+}
+
+}  // namespace catalyst::cpu
