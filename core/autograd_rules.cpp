@@ -455,12 +455,11 @@ std::vector<T> matmul_rule(const Node& n, ctl_tensor* g) {
     }
     out[0] = reduce_to(d.get(), shape_of(a));
   }
-  if (keeps_grad(b)) {
+  if (keeps_grad(b)) out[1] = weight_gradient_over_batch(a, b, gz.get(), m, attrs);
+  if (keeps_grad(b) && !out[1]) {  // no fold: a product per batch element, then their sum
     ctl_matmul_attrs gb = attrs;
     T d;
-    if (T folded = weight_gradient_over_batch(a, b, gz.get(), m, gb)) {
-      out[1] = std::move(folded);
-    } else if (m.transpose_b) {  // b holds B^T: db = gz^T A, A = op(a)
+    if (m.transpose_b) {  // b holds B^T: db = gz^T A, A = op(a)
       gb.transpose_a = true;
       gb.transpose_b = m.transpose_a;
       d = run1(CTL_OP_MATMUL, {gz.get(), a}, &gb);
@@ -468,7 +467,7 @@ std::vector<T> matmul_rule(const Node& n, ctl_tensor* g) {
       gb.transpose_a = !m.transpose_a;
       d = run1(CTL_OP_MATMUL, {a, gz.get()}, &gb);
     }
-    if (d) out[1] = reduce_to(d.get(), shape_of(b));
+    out[1] = reduce_to(d.get(), shape_of(b));
   }
   if (keeps_grad(bias)) out[2] = reduce_to(gz.get(), shape_of(bias));
   return out;
