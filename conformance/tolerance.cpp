@@ -49,7 +49,7 @@ double allowed_error(const Tolerance& tol, ctl_dtype d, double expected, size_t 
       t += 4 * (tol.n + 8) * ua * (1 + ae) + (narrow ? 2 * u * ae : 0);
       break;
     case Tol::kNormal:
-      t += 4 * u * (1 + ae);
+      t += 24 * u * (1 + ae);
       break;
     case Tol::kExact:
       break;

@@ -19,7 +19,11 @@
 //    2u|e| for the final rounding of f16/bf16.
 //  - kRowNorm (logsumexp, softmax, log_softmax, layer_norm, rms_norm): a sum over the row
 //    and one or two transcendental steps: 4 (n + 8) u_acc (1 + |e|) plus 2u|e|.
-//  - kNormal (random_normal): Box-Muller in double on both sides: 4u(1 + |e|).
+//  - kNormal (random_normal): Box-Muller, r cos(2 pi u2) with r = sqrt(-2 log u1), from the
+//    same counter-based bits on both sides, in the output's own precision on the device
+//    when it has no wider one. OpenCL lets log err by 3 ulp, cos by 4, an f32 sqrt by 3:
+//    with the product's rounding, up to 18u relative on the device (NVIDIA's OpenCL was
+//    seen 17u off in f64); the reference's libm in double adds up to 5u in f64: 24u(1 + |e|).
 //  - The training ops (training_cases.cpp) reuse these kinds. adamw_step: kTranscendental
 //    (a few roundings of O(1) values per element). cross_entropy and its backward and the
 //    six *_backward ops: kSum with n and a per-element S that bound the op's own arithmetic,
