@@ -103,19 +103,19 @@ ctl_status* init_device(const ctl_host_api* host, cl_platform_id platform, cl_de
   d->mem_base_align_bytes = device_value<cl_uint>(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, 1024) / 8;
   d->has_fp64 = has_extension(extensions, "cl_khr_fp64") ||
                 device_value<cl_device_fp_config>(id, CL_DEVICE_DOUBLE_FP_CONFIG, 0) != 0;
-  d->has_fp16 = has_extension(extensions, "cl_khr_fp16");
   d->fp32_correct_divide_sqrt =
       (device_value<cl_device_fp_config>(id, CL_DEVICE_SINGLE_FP_CONFIG, 0) & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   d->pci_bus_id = pci_bus_id(id, extensions);
   d->has_uuid = has_extension(extensions, "cl_khr_device_uuid") &&
                 clGetDeviceInfo(id, CL_DEVICE_UUID_KHR, sizeof d->uuid, d->uuid, nullptr) == CL_SUCCESS;
-  // Every device computes in the required dtypes and in i8, u8 and bf16 (bf16 is stored
-  // as 16 bits and computed in f32); f64 and f16 need the driver's extension.
+  // Every device computes in the required dtypes and in i8, u8, f16 and bf16: both 16-bit
+  // floats are stored as 16 bits and computed in f32 (f16 through vload_half and
+  // vstore_half_rte, core OpenCL 1.2, so no cl_khr_fp16 is needed: PoCL and NVIDIA's
+  // driver have none). f64 needs the driver's cl_khr_fp64.
   d->dtype_mask = CTL_DTYPE_BIT(CTL_DTYPE_F32) | CTL_DTYPE_BIT(CTL_DTYPE_I32) | CTL_DTYPE_BIT(CTL_DTYPE_I64) |
                   CTL_DTYPE_BIT(CTL_DTYPE_BOOL) | CTL_DTYPE_BIT(CTL_DTYPE_I8) | CTL_DTYPE_BIT(CTL_DTYPE_U8) |
-                  CTL_DTYPE_BIT(CTL_DTYPE_BF16);
+                  CTL_DTYPE_BIT(CTL_DTYPE_F16) | CTL_DTYPE_BIT(CTL_DTYPE_BF16);
   if (d->has_fp64) d->dtype_mask |= CTL_DTYPE_BIT(CTL_DTYPE_F64);
-  if (d->has_fp16) d->dtype_mask |= CTL_DTYPE_BIT(CTL_DTYPE_F16);
   d->cache_identity = d->platform_name + "|" + platform_string(platform, CL_PLATFORM_VERSION) + "|" + d->name + "|" +
                       d->vendor + "|" + d->driver_version + "|" + device_string(id, CL_DEVICE_VERSION);
   cl_int error = CL_SUCCESS;

@@ -190,7 +190,6 @@ ctl_status* KernelCache::build(const char* family, const std::string& defines, P
   // -cl-std=CL1.2: the kernels use nothing newer, so they build on every 1.2+ driver.
   std::string options = "-cl-std=CL1.2 " + defines;
   if (device_->has_fp64) options += " -DCTL_HAVE_FP64=1";
-  if (device_->has_fp16) options += " -DCTL_HAVE_FP16=1";
   // IEEE division and sqrt in f32 where the driver can (OpenCL's default allows 2.5 ulp).
   if (device_->fp32_correct_divide_sqrt) options += " -cl-fp32-correctly-rounded-divide-sqrt";
 

@@ -94,8 +94,8 @@ constexpr auto kOps = sdk::join_op_table(kRuns);
 static_assert(sdk::lists_every_op_once(kRuns),
               "every op of the op set (sdk/op_dtypes.hpp) needs exactly one family in kRuns");
 
-// Every view of the call must be in a dtype the device computes in (f64 and f16 depend
-// on the driver), not only the one that keys the table.
+// Every view of the call must be in a dtype the device computes in (f64 depends on the
+// driver), not only the one that keys the table.
 ctl_status* check_view_dtypes(const ctl_host_api* host, const ctl_plugin_device* device, const OpEntry& entry,
                               const ctl_tensor_view* const* views, uint32_t count) {
   for (uint32_t i = 0; views && i < count; ++i) {
@@ -104,9 +104,9 @@ ctl_status* check_view_dtypes(const ctl_host_api* host, const ctl_plugin_device*
     const int64_t dtype = raw_enum(v->dtype);
     if (dtype >= 0 && dtype < CTL_DTYPE_COUNT_ &&
         !(device->dtype_mask & sdk::dtype_bit(static_cast<ctl_dtype>(dtype)))) {
-      return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: %s has no %s support (needs cl_khr_%s)", kLogPrefix,
-                              entry.name, device->name.c_str(), dtype_name(static_cast<ctl_dtype>(dtype)),
-                              dtype == CTL_DTYPE_F64 ? "fp64" : "fp16");
+      return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: %s has no %s support%s", kLogPrefix, entry.name,
+                              device->name.c_str(), dtype_name(static_cast<ctl_dtype>(dtype)),
+                              dtype == CTL_DTYPE_F64 ? " (needs cl_khr_fp64)" : "");
     }
   }
   return nullptr;

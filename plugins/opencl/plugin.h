@@ -30,7 +30,7 @@ struct ctl_plugin_device {
   size_t max_work_group_size;
   uint64_t local_memory_size;
   uint32_t mem_base_align_bytes;
-  bool has_fp64, has_fp16;
+  bool has_fp64;
   bool fp32_correct_divide_sqrt;  // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
   bool has_uuid;
   uint8_t uuid[16];
