@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 #include "c_guard.h"
@@ -18,6 +19,12 @@ namespace catalyst {
 namespace {
 
 constexpr uint8_t kDLBoolCode = 6;  // kDLBool, added to DLPack after Debian 12's 0.6 header
+
+// The DLManagedTensorVersioned flags of DLPack 1.0 and 1.1. A bit outside them comes from a
+// newer DLPack whose meaning Catalyst cannot honour, so import refuses it. IS_COPIED only
+// informs; SUBBYTE_TYPE_PADDED matters only for dtypes under 8 bits, which import refuses.
+constexpr uint64_t kKnownDLPackFlags =
+    DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED | DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
 
 // What an exported tensor keeps alive: a reference to the tensor and its shape arrays.
 struct ExportContext {
@@ -126,8 +133,59 @@ void delete_managed_versioned(DLManagedTensorVersioned* self) {
   delete self;
 }
 
+// The bytes a strided view spans from its first element to its last, inclusive; an error
+// naming the strides when that does not fit the int64 element offsets Catalyst keeps.
+ctl_status* checked_extent_bytes(const Layout& layout, uint64_t* out_bytes) {
+  *out_bytes = 0;
+  if (layout.numel() == 0) return nullptr;
+  const uint64_t size = ctl_dtype_size(layout.dtype);
+  const uint64_t limit = static_cast<uint64_t>(INT64_MAX) / size;  // elements
+  uint64_t last = 0;
+  for (uint32_t i = 0; i < layout.rank; ++i) {
+    uint64_t span = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(layout.shape[i] - 1), static_cast<uint64_t>(layout.strides[i]),
+                               &span) ||
+        __builtin_add_overflow(last, span, &last) || last >= limit) {
+      return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                         "DLPack strides[%u] is %lld with shape[%u] %lld: the view would span more than 2^63 bytes", i,
+                         static_cast<long long>(layout.strides[i]), i, static_cast<long long>(layout.shape[i]));
+    }
+  }
+  *out_bytes = (last + 1) * size;
+  return nullptr;
+}
+
+// Checks where the view's memory lies: data + byte_offset must neither wrap around the
+// address space nor be misaligned for the dtype, and neither may the view's last byte.
+ctl_status* checked_address(const DLTensor& dl, const Layout& layout, uint64_t bytes, uintptr_t* out_address) {
+  CTL_CHECK_ARG(dl.data || bytes == 0, "DLPack data is NULL for a tensor of %llu bytes",
+                static_cast<unsigned long long>(bytes));
+  const auto data = reinterpret_cast<uintptr_t>(dl.data);
+  uintptr_t address = 0;
+  if (__builtin_add_overflow(data, dl.byte_offset, &address)) {
+    return make_status(CTL_STATUS_INVALID_ARGUMENT, "DLPack byte_offset is %llu: data %p plus it wraps around memory",
+                       static_cast<unsigned long long>(dl.byte_offset), dl.data);
+  }
+  uintptr_t end = 0;
+  if (__builtin_add_overflow(address, bytes, &end)) {
+    return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                       "DLPack byte_offset is %llu: the %llu bytes it starts at data %p plus it wrap around memory",
+                       static_cast<unsigned long long>(dl.byte_offset), static_cast<unsigned long long>(bytes),
+                       dl.data);
+  }
+  const size_t size = ctl_dtype_size(layout.dtype);
+  if (address % size != 0) {
+    return make_status(CTL_STATUS_INVALID_ARGUMENT,
+                       "DLPack byte_offset is %llu: data %p plus it is not aligned to the %zu bytes of a %s",
+                       static_cast<unsigned long long>(dl.byte_offset), dl.data, size, ctl_dtype_name(layout.dtype));
+  }
+  *out_address = address;
+  return nullptr;
+}
+
 // Wraps the memory a DLTensor describes as a tensor on `device`; `on_release` runs once
-// when the storage dies.
+// when the storage dies. Every field is checked before anything is created, so a failure
+// leaves nothing behind (and the caller keeps the managed tensor, as catalyst.h says).
 ctl_status* import_tensor(ctl_device* device, const DLTensor& dl, void (*on_release)(void*), void* context,
                           ctl_tensor** out_tensor) {
   CTL_RETURN_IF_ERROR(check_device(device, "device"));
@@ -137,6 +195,10 @@ ctl_status* import_tensor(ctl_device* device, const DLTensor& dl, void (*on_rele
                        "DLPack device type %d is not host memory; only kDLCPU and kDLCUDAHost can be imported",
                        static_cast<int>(dl.device.device_type));
   }
+  // DLPack gives host memory (plain and pinned) the device id 0; anything else is a
+  // producer's mistake, not another host.
+  CTL_CHECK_ARG(dl.device.device_id == 0, "DLPack device.device_id is %d; host memory (device type %d) has id 0",
+                static_cast<int>(dl.device.device_id), static_cast<int>(dl.device.device_type));
   if (!device->host_visible || !device->api().buffer_wrap_host) {
     return make_status(CTL_STATUS_UNSUPPORTED, "device %s cannot wrap host memory; import onto a CPU device",
                        device->label.c_str());
@@ -160,11 +222,12 @@ ctl_status* import_tensor(ctl_device* device, const DLTensor& dl, void (*on_rele
   } else {
     set_contiguous_strides(layout);
   }
-  const uint64_t bytes = extent_bytes(layout);
-  CTL_CHECK_ARG(dl.data || bytes == 0, "DLPack data is NULL");
-  void* data = static_cast<char*>(dl.data) + dl.byte_offset;
+  uint64_t bytes = 0;
+  CTL_RETURN_IF_ERROR(checked_extent_bytes(layout, &bytes));
+  uintptr_t address = 0;
+  CTL_RETURN_IF_ERROR(checked_address(dl, layout, bytes, &address));
   ctl_plugin_buffer* buffer = nullptr;
-  CTL_RETURN_IF_ERROR(device->api().buffer_wrap_host(device->handle, data, bytes, &buffer));
+  CTL_RETURN_IF_ERROR(device->api().buffer_wrap_host(device->handle, reinterpret_cast<void*>(address), bytes, &buffer));
   auto* storage = new Storage;
   storage->device = device;
   storage->buffer = buffer;
@@ -242,6 +305,12 @@ CTL_EXPORT ctl_status* ctl_tensor_from_dlpack_versioned(ctl_device* device, DLMa
     if (managed->version.major != 1) {
       return make_status(CTL_STATUS_UNSUPPORTED, "DLPack version %u.%u; Catalyst reads major version 1",
                          managed->version.major, managed->version.minor);
+    }
+    if (const uint64_t unknown = managed->flags & ~kKnownDLPackFlags) {
+      return make_status(CTL_STATUS_UNSUPPORTED,
+                         "DLPack flags is 0x%llx; Catalyst does not know the bits 0x%llx (it knows 0x%llx)",
+                         static_cast<unsigned long long>(managed->flags), static_cast<unsigned long long>(unknown),
+                         static_cast<unsigned long long>(kKnownDLPackFlags));
     }
     if (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) {
       return make_status(CTL_STATUS_UNSUPPORTED,

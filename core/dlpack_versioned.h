@@ -22,3 +22,10 @@ struct DLManagedTensorVersioned {
 }
 #define DLPACK_FLAG_BITMASK_READ_ONLY (1ULL << 0)
 #endif
+// Flags added by DLPack 1.0 and 1.1, for headers (or the struct above) without them.
+#ifndef DLPACK_FLAG_BITMASK_IS_COPIED
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1ULL << 1)
+#endif
+#ifndef DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (1ULL << 2)
+#endif

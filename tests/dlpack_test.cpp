@@ -6,6 +6,8 @@
 #include <dlpack/dlpack.h>
 
 #include <array>
+#include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <numeric>
 
@@ -321,6 +323,149 @@ TEST_P(DLPack, FailedImportsLeaveOwnershipWithTheCaller) {
     EXPECT_EQ(ctl_status_get_code(s6.get()), CTL_STATUS_INVALID_ARGUMENT);
     Status s7(ctl_tensor_to_dlpack_versioned(t.get(), nullptr));
     EXPECT_EQ(ctl_status_get_code(s7.get()), CTL_STATUS_INVALID_ARGUMENT);
+  }
+}
+
+// Import checks the memory a producer describes before trusting it: a byte_offset that
+// wraps the pointer (issue 20: UINT64_MAX - 3 read 4 bytes before the buffer), one whose
+// view would run past the end of the address space, one misaligned for the dtype, strides
+// whose span overflows, a host device id other than 0, and versioned flag bits from a
+// newer DLPack. Each gets a status naming the field and its value; nothing is created and
+// the deleter is not called.
+TEST_P(DLPack, ImportRefusesMemoryItCannotAddress) {
+  ctl_tensor* const sentinel = reinterpret_cast<ctl_tensor*>(0x5e5e);
+  struct Case {
+    const char* what;
+    std::function<void(DLTensor&)> spoil;
+    ctl_status_code code;
+    std::vector<std::string> message_has;
+  };
+  const std::vector<Case> cases = {
+      {"byte_offset wraps the pointer",
+       [](DLTensor& dl) { dl.byte_offset = UINT64_MAX - 3; },
+       CTL_STATUS_INVALID_ARGUMENT,
+       {"byte_offset", "18446744073709551612"}},
+      {"the view wraps past the end of memory",
+       [](DLTensor& dl) {
+         // data + byte_offset is the last 4-aligned address: the view's 48 bytes wrap.
+         dl.byte_offset = UINTPTR_MAX - reinterpret_cast<uintptr_t>(dl.data) - 3;
+       },
+       CTL_STATUS_INVALID_ARGUMENT,
+       {"byte_offset", "wrap"}},
+      {"byte_offset misaligned for f32",
+       [](DLTensor& dl) { dl.byte_offset = 2; },
+       CTL_STATUS_INVALID_ARGUMENT,
+       {"byte_offset is 2", "aligned", "f32"}},
+      {"a stride times its extent overflows",
+       [](DLTensor& dl) { dl.strides[0] = INT64_MAX / 2; },
+       CTL_STATUS_INVALID_ARGUMENT,
+       {"strides[0]", std::to_string(INT64_MAX / 2)}},
+      {"the strides' sum overflows",
+       [](DLTensor& dl) {
+         dl.shape[0] = 2;
+         dl.shape[1] = 2;
+         // Each axis spans 2^60 elements; together 2^61, past the 2^63 bytes of f32.
+         dl.strides[0] = int64_t{1} << 60;
+         dl.strides[1] = int64_t{1} << 60;
+       },
+       CTL_STATUS_INVALID_ARGUMENT,
+       {"strides[1]", std::to_string(int64_t{1} << 60)}},
+      {"the span in bytes overflows",
+       [](DLTensor& dl) {
+         dl.shape[0] = 2;
+         dl.shape[1] = 1;
+         dl.strides[0] = int64_t{1} << 62;  // 2^62 + 1 elements of 4 bytes
+       },
+       CTL_STATUS_INVALID_ARGUMENT,
+       {"strides[0]", "2^63 bytes"}},
+      {"device_id 1 on the CPU",
+       [](DLTensor& dl) { dl.device.device_id = 1; },
+       CTL_STATUS_INVALID_ARGUMENT,
+       {"device_id is 1"}},
+      {"device_id -1 in pinned memory",
+       [](DLTensor& dl) {
+         dl.device = {kDLCUDAHost, -1};
+       },
+       CTL_STATUS_INVALID_ARGUMENT,
+       {"device_id is -1"}},
+      {"NULL data with elements",
+       [](DLTensor& dl) { dl.data = nullptr; },
+       CTL_STATUS_INVALID_ARGUMENT,
+       {"data is NULL", "48 bytes"}},
+  };
+  for (const auto& c : cases) {
+    for (bool versioned : {false, true}) {
+      SCOPED_TRACE(std::string(c.what) + (versioned ? " (versioned)" : " (0.x)"));
+      Producer p({4, 3}, {1, 4}, 12);
+      c.spoil(versioned ? p.versioned.dl_tensor : p.managed.dl_tensor);
+      ctl_tensor* out = sentinel;
+      Status s(versioned ? ctl_tensor_from_dlpack_versioned(device_, &p.versioned, &out)
+                         : ctl_tensor_from_dlpack(device_, &p.managed, &out));
+      EXPECT_EQ(ctl_status_get_code(s.get()), c.code) << describe(s.get());
+      for (const auto& part : c.message_has) {
+        EXPECT_NE(describe(s.get()).find(part), std::string::npos) << "no '" << part << "' in: " << describe(s.get());
+      }
+      EXPECT_EQ(p.deleted, 0) << "a failed import must not call the deleter";
+      EXPECT_EQ(out, sentinel);
+      if (out != sentinel) ctl_tensor_release(out);  // accepted by mistake: do not leak it
+    }
+  }
+}
+
+TEST_P(DLPack, ImportRefusesFlagBitsItDoesNotKnow) {
+  for (const uint64_t flags : {uint64_t{1} << 3, uint64_t{1} << 63, ~uint64_t{0} & ~uint64_t{1}}) {
+    SCOPED_TRACE(flags);
+    Producer p({4, 3}, {1, 4}, 12);
+    p.versioned.flags = flags;
+    ctl_tensor* out = reinterpret_cast<ctl_tensor*>(0x5e5e);
+    Status s(ctl_tensor_from_dlpack_versioned(device_, &p.versioned, &out));
+    EXPECT_EQ(ctl_status_get_code(s.get()), CTL_STATUS_UNSUPPORTED) << describe(s.get());
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(flags));
+    EXPECT_NE(describe(s.get()).find(std::string("flags is ") + hex), std::string::npos) << describe(s.get());
+    if (out != reinterpret_cast<ctl_tensor*>(0x5e5e)) ctl_tensor_release(out);
+    EXPECT_EQ(out, reinterpret_cast<ctl_tensor*>(0x5e5e));
+  }
+  // The informational bits of DLPack 1.0 and 1.1 are accepted.
+  for (const uint64_t flags : {DLPACK_FLAG_BITMASK_IS_COPIED, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED}) {
+    SCOPED_TRACE(flags);
+    Producer p({4, 3}, {1, 4}, 12);
+    p.versioned.flags = flags;
+    ctl_tensor* out = nullptr;
+    CTL_ASSERT_OK(ctl_tensor_from_dlpack_versioned(device_, &p.versioned, &out));
+    EXPECT_EQ(to_vector<float>(out), (std::vector<float>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+    ctl_tensor_release(out);
+    EXPECT_EQ(p.deleted, 1);
+  }
+}
+
+// What the checks must still let through: an aligned offset into the buffer, pinned host
+// memory, huge strides on axes of size 1 (never stepped over), and an empty tensor
+// without data.
+TEST_P(DLPack, ImportAcceptsEveryAddressableView) {
+  {
+    Producer p({2, 3}, {}, 12);
+    p.managed.dl_tensor.byte_offset = 6 * sizeof(float);
+    p.managed.dl_tensor.device = {kDLCUDAHost, 0};
+    ctl_tensor* out = nullptr;
+    CTL_ASSERT_OK(ctl_tensor_from_dlpack(device_, &p.managed, &out));
+    EXPECT_EQ(to_vector<float>(out), (std::vector<float>{6, 7, 8, 9, 10, 11}));
+    ctl_tensor_release(out);
+  }
+  {
+    Producer p({1, 3}, {INT64_MAX, 1}, 3);
+    ctl_tensor* out = nullptr;
+    CTL_ASSERT_OK(ctl_tensor_from_dlpack(device_, &p.managed, &out));
+    EXPECT_EQ(to_vector<float>(out), (std::vector<float>{0, 1, 2}));
+    ctl_tensor_release(out);
+  }
+  {
+    Producer p({0, 3}, {}, 0);
+    p.managed.dl_tensor.data = nullptr;
+    ctl_tensor* out = nullptr;
+    CTL_ASSERT_OK(ctl_tensor_from_dlpack(device_, &p.managed, &out));
+    EXPECT_EQ(ctl_tensor_numel(out), 0);
+    ctl_tensor_release(out);
   }
 }
 
