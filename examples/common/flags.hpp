@@ -6,25 +6,45 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace catalyst::examples {
 
+// `text` read by `parse` (a std::sto* function), which must use all of it: "12abc" is not 12.
+template <typename Parse>
+auto parse_whole(const std::string& text, Parse parse) {
+  size_t used = 0;
+  auto value = parse(text, &used);
+  if (used != text.size()) throw std::invalid_argument("trailing characters");
+  return value;
+}
+
 class Flags {
  public:
   void add(const std::string& name, int64_t* target) {
-    setters_[name] = [target](const std::string& v) { *target = std::stoll(v); };
+    setters_[name] = [target](const std::string& v) {
+      *target = parse_whole(v, [](const std::string& s, size_t* n) { return std::stoll(s, n); });
+    };
   }
   void add(const std::string& name, uint64_t* target) {
     setters_[name] = [target](const std::string& v) {
       if (!v.empty() && v[0] == '-') throw std::invalid_argument("negative");
-      *target = std::stoull(v);
+      *target = parse_whole(v, [](const std::string& s, size_t* n) { return std::stoull(s, n); });
+    };
+  }
+  // An option that may be absent: *target stays empty unless it is given.
+  void add(const std::string& name, std::optional<int64_t>* target) {
+    setters_[name] = [target](const std::string& v) {
+      *target = parse_whole(v, [](const std::string& s, size_t* n) { return std::stoll(s, n); });
     };
   }
   void add(const std::string& name, double* target) {
-    setters_[name] = [target](const std::string& v) { *target = std::stod(v); };
+    setters_[name] = [target](const std::string& v) {
+      *target = parse_whole(v, [](const std::string& s, size_t* n) { return std::stod(s, n); });
+    };
   }
   void add(const std::string& name, std::string* target) {
     setters_[name] = [target](const std::string& v) { *target = v; };

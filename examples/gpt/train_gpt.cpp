@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "catalyst/optim.hpp"
 #include "catalyst/safetensors.hpp"
 #include "catalyst/text_data.hpp"
+#include "checkpoint.hpp"
 #include "flags.hpp"
 
 namespace {
@@ -38,7 +40,7 @@ struct Options {
   std::string device;
   std::string out_dir = "gpt-run";
   bool resume = false;
-  int64_t steps = 600;
+  int64_t steps = 1200;
   int64_t batch = 16;
   int64_t context = 64;
   int64_t width = 128;
@@ -56,7 +58,7 @@ struct Options {
   double temperature = 0.8;
   uint64_t seed = 1337;
   bool quiet = false;
-  int64_t kill_after_step = 0;  // tests: die by SIGKILL right after this step's checkpoint
+  std::optional<int64_t> kill_after_step;  // tests: die by SIGKILL right after this step (never when empty)
 };
 
 void usage(FILE* out) {
@@ -73,7 +75,7 @@ void usage(FILE* out) {
                "model:\n"
                "  --context N --width N --heads N --layers N   (default 64, 128, 4, 3)\n"
                "training:\n"
-               "  --steps N (600)  --batch N (16)  --lr X (3e-3)  --min-lr X (3e-4)  --warmup N (50)\n"
+               "  --steps N (1200)  --batch N (16)  --lr X (3e-3)  --min-lr X (3e-4)  --warmup N (50)\n"
                "  --clip X (1.0)  --weight-decay X (0.1)  --seed N (1337)\n"
                "  --eval-every N (100)  --eval-batches N (8)  --checkpoint-every N (100)\n"
                "output:\n"
@@ -120,6 +122,10 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
     *error =
         "--steps, --batch, --width, --heads, --layers, --eval-every, --eval-batches and --checkpoint-every must be "
         "positive and --context at least 2";
+    return false;
+  }
+  if (o->kill_after_step && *o->kill_after_step < 0) {
+    *error = "--kill-after-step (" + std::to_string(*o->kill_after_step) + ") must not be negative";
     return false;
   }
   if (o->width % o->heads != 0) {
@@ -219,37 +225,62 @@ std::string sample(const catalyst::Runtime& rt, const catalyst::nn::GPT& model, 
   return text;
 }
 
+// The value of `"key": value` in one log record, or "" when the record has none.
+std::string log_field(const std::string& record, const std::string& key) {
+  const size_t at = record.find("\"" + key + "\": ");
+  if (at == std::string::npos) return "";
+  const size_t begin = at + key.size() + 4;
+  return record.substr(begin, record.find_first_of(",}", begin) - begin);
+}
+
+// Drops the log's records past `step`: a run that died between checkpoints logged steps that
+// the resumed run trains again, and the plot must show each step once.
+void keep_log_until(const std::string& log_path, int64_t step) {
+  std::ifstream in(log_path);
+  if (!in) return;
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    const std::string at = log_field(line, "step");
+    if (!at.empty() && std::strtoll(at.c_str(), nullptr, 10) <= step) kept += line + "\n";
+  }
+  in.close();
+  const std::string temp = log_path + ".tmp";
+  std::ofstream(temp, std::ios::trunc) << kept;
+  fs::rename(temp, log_path);
+}
+
+// loss.png from log.jsonl: the training loss of every step as a line, and the validation
+// loss of the steps that evaluated it as a line through points. The two come from separate
+// data files: in one file the steps without validation would break its line into dots.
+// (tests/gpt/test_progress_and_log.py looks for the validation colour, #d62728.)
 void write_plot(const std::string& log_path, const std::string& png_path) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     std::fprintf(stderr, "note: gnuplot is not installed, so no %s (the log is in %s)\n", png_path.c_str(),
                  log_path.c_str());
     return;
   }
-  const std::string dat = png_path + ".dat";
+  const std::string train_dat = png_path + ".train.dat", val_dat = png_path + ".val.dat";
   {
     std::ifstream in(log_path);
-    std::ofstream out(dat);
+    std::ofstream train(train_dat), val(val_dat);
     std::string line;
     while (std::getline(in, line)) {
-      auto field = [&](const std::string& key) -> std::string {
-        const size_t at = line.find("\"" + key + "\": ");
-        if (at == std::string::npos) return "";
-        const size_t begin = at + key.size() + 4;
-        return line.substr(begin, line.find_first_of(",}", begin) - begin);
-      };
-      const std::string step = field("step"), loss = field("loss"), val = field("val_loss");
-      if (!step.empty())
-        out << step << " " << (loss.empty() ? "NaN" : loss) << " " << (val.empty() ? "NaN" : val) << "\n";
+      const std::string step = log_field(line, "step"), loss = log_field(line, "loss"),
+                        val_loss = log_field(line, "val_loss");
+      if (step.empty()) continue;
+      if (!loss.empty()) train << step << " " << loss << "\n";
+      if (!val_loss.empty()) val << step << " " << val_loss << "\n";
     }
   }
   const std::string script = "set terminal png size 900,500; set output '" + png_path +
                              "'; set xlabel 'step'; set ylabel 'loss (nats)'; set grid; "
                              "plot '" +
-                             dat + "' using 1:2 with lines title 'training', '" + dat +
-                             "' using 1:3 with linespoints title 'validation'";
+                             train_dat + "' using 1:2 with lines lc rgb '#1f77b4' title 'training', '" + val_dat +
+                             "' using 1:2 with linespoints lw 2 pt 7 lc rgb '#d62728' title 'validation'";
   const std::string command = "gnuplot -e \"" + script + "\" 2>&1";
   if (std::system(command.c_str()) != 0) std::fprintf(stderr, "note: gnuplot failed; no %s\n", png_path.c_str());
-  std::remove(dat.c_str());
+  std::remove(train_dat.c_str());
+  std::remove(val_dat.c_str());
 }
 
 }  // namespace
@@ -283,16 +314,17 @@ int main(int argc, char** argv) {
     adam.weight_decay = o.weight_decay;
     catalyst::optim::AdamW optimizer(params, adam);
     catalyst::WindowSampler sampler(data.train(), o.seed);
+    const catalyst::gpt::RunIdentity identity{config, CTL_DTYPE_F32, o.batch, o.seed, data.train().size()};
     int64_t start_step = 0;
 
     if (o.resume) {
-      const catalyst::SafetensorsFile file = catalyst::load_safetensors(checkpoint);
-      catalyst::NoGrad no_grad(rt);
-      for (const auto& [name, p] : params) catalyst::copy_(p, file.tensor(name, device));
-      for (const auto& [name, t] : optimizer.state()) catalyst::copy_(t, file.tensor(name, device));
-      start_step = std::stoll(file.metadata.at("step"));
-      optimizer.set_steps(std::stoll(file.metadata.at("optimizer_steps")));
-      sampler.set_state(std::stoull(file.metadata.at("sampler_state")));
+      // Checked whole before anything changes: a damaged checkpoint leaves the run and --out as they were.
+      const catalyst::gpt::Progress progress =
+          catalyst::gpt::load_checkpoint(rt, checkpoint, params, optimizer.state(), identity, o.steps);
+      start_step = progress.step;
+      optimizer.set_steps(progress.optimizer_steps);
+      sampler.set_state(progress.sampler_state);
+      keep_log_until(log_path, start_step);
       std::fprintf(stderr, "resumed from %s at step %lld\n", checkpoint.c_str(), static_cast<long long>(start_step));
     } else {
       std::ofstream(log_path, std::ios::trunc);  // a fresh log for a fresh run
@@ -306,21 +338,16 @@ int main(int argc, char** argv) {
                  device.name().c_str(), unigram);
 
     auto save = [&](int64_t step) {
-      catalyst::nn::NamedTensors all = params;
-      for (auto& entry : optimizer.state()) all.push_back(entry);
-      std::map<std::string, std::string> meta = {
-          {"step", std::to_string(step)},
-          {"optimizer_steps", std::to_string(optimizer.steps())},
-          {"sampler_state", std::to_string(sampler.state())},
-          {"config", "context=" + std::to_string(o.context) + " width=" + std::to_string(o.width) +
-                         " heads=" + std::to_string(o.heads) + " layers=" + std::to_string(o.layers)}};
-      catalyst::save_safetensors(checkpoint, all, meta);
+      catalyst::gpt::save_checkpoint(checkpoint, params, optimizer.state(), identity,
+                                     {step, optimizer.steps(), sampler.state()});
     };
 
     std::ofstream log(log_path, std::ios::app);
     const bool tty = isatty(STDERR_FILENO) && !o.quiet;
     const auto begin = Clock::now();
-    double smoothed = NAN, last_val = NAN;
+    double smoothed = NAN;
+    std::optional<double> last_val;  // none until the first evaluation
+    bool evaluated_last_step = false;
     std::vector<int32_t> x, y;
     for (int64_t step = start_step; step < o.steps; ++step) {
       const auto t0 = Clock::now();
@@ -335,32 +362,36 @@ int main(int argc, char** argv) {
       const double value = loss.item();
       smoothed = std::isnan(smoothed) ? value : 0.9 * smoothed + 0.1 * value;
       const double step_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      const bool last = step + 1 == o.steps;
+      // Validation every --eval-every steps and after the last: --eval-batches forward passes
+      // without gradients, a small fraction of --eval-every training steps. Its time counts in
+      // tokens/s, so the rate shown is the rate the run really has.
+      evaluated_last_step = (step + 1) % o.eval_every == 0 || last;
+      if (evaluated_last_step) last_val = evaluate(rt, model, data, o, device);
       const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
       const double tokens_per_second = double((step - start_step + 1) * o.batch * o.context) / elapsed;
-      const bool last = step + 1 == o.steps;
       std::ostringstream record;
       record.precision(6);
       record << "{\"step\": " << step + 1 << ", \"loss\": " << value << ", \"lr\": " << lr
              << ", \"grad_norm\": " << norm << ", \"tokens_per_second\": " << tokens_per_second
              << ", \"step_seconds\": " << step_seconds;
-      if ((step + 1) % o.eval_every == 0 || last) {
-        last_val = evaluate(rt, model, data, o, device);
-        record << ", \"val_loss\": " << last_val;
-      }
+      if (evaluated_last_step) record << ", \"val_loss\": " << *last_val;
       record << "}";
       log << record.str() << "\n";
       log.flush();
       if ((step + 1) % o.checkpoint_every == 0 || last) save(step + 1);
       if (o.kill_after_step == step + 1) raise(SIGKILL);  // a crash, as far as the run can tell
-      // The progress bar.
+      // The progress bar; validation loss only once there is one.
       const double done = double(step + 1 - start_step) / double(o.steps - start_step);
       const double left = elapsed / done - elapsed;
       const int width = 24, filled = int(done * width);
       std::string bar(filled, '#');
       bar.resize(width, '.');
+      char val_text[32] = "";
+      if (last_val) std::snprintf(val_text, sizeof val_text, " val %.3f", *last_val);
       char line[256];
-      std::snprintf(line, sizeof line, "step %5lld/%lld [%s] loss %.3f val %.3f | %.0f tok/s | %s left",
-                    static_cast<long long>(step + 1), static_cast<long long>(o.steps), bar.c_str(), smoothed, last_val,
+      std::snprintf(line, sizeof line, "step %5lld/%lld [%s] loss %.3f%s | %.0f tok/s | %s left",
+                    static_cast<long long>(step + 1), static_cast<long long>(o.steps), bar.c_str(), smoothed, val_text,
                     tokens_per_second, human_time(left).c_str());
       if (tty) {
         std::fprintf(stderr, "\r\033[K%s", line);
@@ -369,7 +400,8 @@ int main(int argc, char** argv) {
       }
     }
     if (tty) std::fprintf(stderr, "\n");
-    const double val = evaluate(rt, model, data, o, device);
+    // The last step evaluated already, unless the run resumed at its end.
+    const double val = evaluated_last_step ? *last_val : evaluate(rt, model, data, o, device);
     std::printf("validation loss %.3f nats (predicting byte frequencies: %.3f)\n", val, unigram);
     write_plot(log_path, o.out_dir + "/loss.png");
     const std::string text = sample(rt, model, o, device);

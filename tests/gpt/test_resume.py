@@ -35,7 +35,7 @@ class Resume(unittest.TestCase):
     def run_trainer(self, data, out, *extra, expect_kill=False):
         env = dict(os.environ, CATALYST_PLUGINS=PLUGIN)
         proc = subprocess.run([TRAINER, "--data", data, "--out", out, "--device", "cpu", *SMALL, *extra],
-                              env=env, capture_output=True, text=True)
+                              env=env, capture_output=True, text=True, errors="replace")
         if expect_kill:
             self.assertEqual(proc.returncode, -signal.SIGKILL, proc.stderr)
         else:
