@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CTL_ABI_VERSION_MAJOR 1
-#define CTL_ABI_VERSION_MINOR 2
+#define CTL_ABI_VERSION_MINOR 3
 
 /* Largest tensor rank the ABI carries. */
 #define CTL_MAX_RANK 8
@@ -131,8 +131,14 @@ typedef struct ctl_runtime_options {
   /* Adds the core's reference kernels as a device named "reference" (plain, slow,
    * obviously correct, accumulating in double): the oracle of the conformance suite. */
   bool enable_reference_device;
+  /* since 1.3: list every candidate plugin file in the plugin report (accepted false,
+   * reason "not loaded: discover_only") without loading any, so no plugin code runs and
+   * the runtime has no devices. `catalyst devices` uses it to learn the candidates, then
+   * loads each one in a child process first, so that a plugin that crashes while loading
+   * is reported instead of killing the tool. */
+  bool discover_only;
 } ctl_runtime_options;
-#define CTL_RUNTIME_OPTIONS_STRUCT_SIZE (offsetof(ctl_runtime_options, enable_reference_device) + sizeof(bool))
+#define CTL_RUNTIME_OPTIONS_STRUCT_SIZE (offsetof(ctl_runtime_options, discover_only) + sizeof(bool))
 
 /* Creates a runtime: loads plugins and enumerates their devices. `options` may be NULL.
  * A runtime with no devices is not an error. *out_runtime: new reference. */
@@ -165,8 +171,24 @@ CTL_EXPORT ctl_status* ctl_runtime_plugin_info(const ctl_runtime* runtime, size_
 CTL_EXPORT size_t ctl_runtime_device_count(const ctl_runtime* runtime);
 /* *out_device: borrowed, valid as long as `runtime`. */
 CTL_EXPORT ctl_status* ctl_runtime_device(const ctl_runtime* runtime, size_t index, ctl_device** out_device);
-/* The first GPU or accelerator if any, else the first device. *out_device: borrowed.
- * NOT_FOUND when the runtime has no device. */
+/* Device names. Every device has a name of the form "<plugin>:<n>" ("cpu:0", "opencl:1"):
+ * the plugin's own name (ctl_device_info.plugin_name) and n, counting from 0 over that
+ * plugin's devices in ctl_runtime_device order. A name may also be written as the plugin
+ * alone ("opencl", meaning "opencl:0") or as the device's index ("2"). These are the names
+ * `catalyst devices` prints and that CATALYST_DEVICE and the tools' --device take. */
+
+/* The device `name` means (see "Device names" above). *out_device: borrowed, valid as long
+ * as `runtime`. NOT_FOUND, with a message listing every device's name, when `name` names
+ * no device; INVALID_ARGUMENT when it is NULL or not of that form. Since 1.3. */
+CTL_EXPORT ctl_status* ctl_runtime_find_device(const ctl_runtime* runtime, const char* name, ctl_device** out_device);
+
+/* The default device: the one the environment variable CATALYST_DEVICE names (read once,
+ * when the runtime is created; e.g. CATALYST_DEVICE=opencl:0), else the first GPU or
+ * accelerator, else the first device (the built-in reference device is never chosen
+ * unless CATALYST_DEVICE names it). *out_device: borrowed. NOT_FOUND when the runtime has
+ * no device, and also when CATALYST_DEVICE is set but names no device: the message names
+ * the variable and its value and lists the valid names (there is no silent fallback).
+ * The choice and its reason are logged at CTL_LOG_INFO when the runtime is created. */
 CTL_EXPORT ctl_status* ctl_runtime_default_device(const ctl_runtime* runtime, ctl_device** out_device);
 
 /* ----------------------------------------------------------------------------------------

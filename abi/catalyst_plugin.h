@@ -62,7 +62,10 @@ typedef struct ctl_plugin_device_properties {
   const char* vendor;
   const char* driver_version;
   ctl_device_kind kind;
-  uint64_t memory_total;
+  uint64_t memory_total; /* bytes; 0 when unknown */
+  /* bytes free now; 0 when unknown (as in ctl_device_info). A plugin that has no way to
+   * ask (core OpenCL has none) reports 0, never memory_total: the caller must be able to
+   * tell "unknown" from "all of it is free". */
   uint64_t memory_free;
   uint32_t compute_units;
   const char* pci_bus_id; /* "dddd:bb:dd.f" lower case, or NULL */

@@ -225,6 +225,13 @@ std::unique_ptr<LoadedPlugin> load_plugin(const PluginCandidate& candidate, cons
   return plugin;
 }
 
+std::unique_ptr<LoadedPlugin> unloaded_plugin(const PluginCandidate& candidate, std::string reason) {
+  auto plugin = std::make_unique<LoadedPlugin>();
+  plugin->candidate = candidate;
+  plugin->reason = std::move(reason);
+  return plugin;
+}
+
 std::unique_ptr<LoadedPlugin> load_builtin_plugin(const std::string& label, ctl_plugin_query_fn query,
                                                   const Logger& logger) {
   auto plugin = std::make_unique<LoadedPlugin>();

@@ -42,6 +42,10 @@ std::vector<PluginCandidate> discover_plugins(const char* const* option_paths, s
 // a rejected plugin comes back with accepted == false and the reason in words.
 std::unique_ptr<LoadedPlugin> load_plugin(const PluginCandidate& candidate, const Logger& logger);
 
+// A candidate recorded as not accepted without loading it (no plugin code runs): what
+// ctl_runtime_options.discover_only reports for every candidate.
+std::unique_ptr<LoadedPlugin> unloaded_plugin(const PluginCandidate& candidate, std::string reason);
+
 // Accepts a table that is already in memory (the built-in reference kernels), with the
 // same checks as a file.
 std::unique_ptr<LoadedPlugin> load_builtin_plugin(const std::string& label, ctl_plugin_query_fn query,

@@ -5,9 +5,11 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "c_guard.h"
+#include "device_name.h"
 #include "reference/reference_plugin.h"
 #include "status.h"
 
@@ -46,7 +48,7 @@ void add_devices(ctl_runtime* runtime, LoadedPlugin* plugin) {
     auto device = std::make_unique<ctl_device>();
     device->runtime = runtime;
     device->plugin = plugin;
-    device->label = plugin->name + ":" + std::to_string(i);
+    device->label = plugin->name + ":" + std::to_string(i);  // the plugin's index, until it is added
     if (ctl_status* status = plugin->api.device_get(plugin->instance, i, &device->handle)) {
       runtime->logger.printf(CTL_LOG_WARNING, "device %s left out: device_get failed: %s", device->label.c_str(),
                              ctl_status_get_message(status));
@@ -69,10 +71,61 @@ void add_devices(ctl_runtime* runtime, LoadedPlugin* plugin) {
       continue;
     }
     device->index = static_cast<uint32_t>(runtime->devices.size());
+    device->label = next_device_name(*runtime, plugin->name);
     runtime->logger.printf(CTL_LOG_DEBUG, "device %u: %s (%s)", device->index, properties.name ? properties.name : "?",
                            device->label.c_str());
     runtime->devices.push_back(std::move(device));
   }
+}
+
+// The default device by the rule in catalyst.h: CATALYST_DEVICE when set, else the first
+// GPU or accelerator, else the first device other than the built-in reference, else the
+// reference. Logged at info with the reason, because "why is it running there?" is the
+// first question when a program picks a device by itself.
+void choose_default_device(ctl_runtime* runtime) {
+  const char* requested = std::getenv("CATALYST_DEVICE");
+  if (requested && *requested) {
+    ctl_device* device = nullptr;
+    const std::string what = std::string("CATALYST_DEVICE=\"") + requested + "\"";
+    if (ctl_status* status = find_device_by_name(*runtime, requested, what, &device)) {
+      runtime->default_device_error = ctl_status_get_message(status);
+      ctl_status_free(status);
+      runtime->logger.printf(CTL_LOG_INFO, "no default device: %s", runtime->default_device_error.c_str());
+      return;
+    }
+    runtime->default_device = device;
+    runtime->logger.printf(CTL_LOG_INFO, "default device: %s (chosen by %s)", device->label.c_str(), what.c_str());
+    return;
+  }
+  ctl_device* first = nullptr;
+  const char* why = "the first device; there is no GPU or accelerator";
+  for (const auto& device : runtime->devices) {
+    if (device->plugin->candidate.source == "builtin") continue;  // the oracle is never chosen by itself
+    ctl_plugin_device_properties properties;
+    if (ctl_status* status = device->properties(&properties)) {
+      ctl_status_free(status);
+      continue;
+    }
+    if (properties.kind != CTL_DEVICE_KIND_CPU) {
+      first = device.get();
+      why = "the first GPU or accelerator";
+      break;
+    }
+    if (!first) first = device.get();
+  }
+  if (!first && !runtime->devices.empty()) {
+    first = runtime->devices.front().get();
+    why = "the built-in reference device is the only device";
+  }
+  if (!first) {
+    runtime->default_device_error =
+        "the runtime has no devices: no plugin was accepted (run `catalyst devices` or set CATALYST_LOG=debug to "
+        "see why)";
+    return;
+  }
+  runtime->default_device = first;
+  runtime->logger.printf(CTL_LOG_INFO, "default device: %s (%s; CATALYST_DEVICE=NAME chooses another)",
+                         first->label.c_str(), why);
 }
 
 }  // namespace
@@ -130,6 +183,10 @@ CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options, ct
     const auto candidates =
         discover_plugins(opts.plugin_paths, opts.plugin_path_count, opts.disable_discovery, runtime->logger);
     for (const auto& candidate : candidates) {
+      if (opts.discover_only) {
+        runtime->plugins.push_back(unloaded_plugin(candidate, "not loaded: discover_only"));
+        continue;
+      }
       auto plugin = load_plugin(candidate, runtime->logger);
       if (!plugin->accepted && candidate.source == "options") {
         runtime->logger.printf(CTL_LOG_WARNING, "plugin %s rejected: %s", candidate.path.c_str(),
@@ -137,17 +194,18 @@ CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options, ct
       }
       runtime->plugins.push_back(std::move(plugin));
     }
-    if (opts.enable_reference_device) {
+    if (opts.enable_reference_device && !opts.discover_only) {
       runtime->plugins.push_back(
           load_builtin_plugin("reference kernels", &reference::reference_plugin_query, runtime->logger));
     }
     for (auto& plugin : runtime->plugins) {
       if (plugin->accepted) add_devices(runtime.get(), plugin.get());
     }
-    if (runtime->devices.empty()) {
+    if (runtime->devices.empty() && !opts.discover_only) {
       runtime->logger.write(CTL_LOG_INFO,
                             "no devices: no plugin was accepted (CATALYST_LOG=debug lists every candidate)");
     }
+    choose_default_device(runtime.get());
     *out_runtime = runtime.release();
     return nullptr;
   });
@@ -211,31 +269,21 @@ CTL_EXPORT ctl_status* ctl_runtime_device(const ctl_runtime* runtime, size_t ind
   });
 }
 
+CTL_EXPORT ctl_status* ctl_runtime_find_device(const ctl_runtime* runtime, const char* name, ctl_device** out_device) {
+  return guard([&]() -> ctl_status* {
+    CTL_RETURN_IF_ERROR(check_runtime(runtime, "runtime"));
+    CTL_CHECK_ARG(name, "argument 'name' is NULL");
+    CTL_CHECK_ARG(out_device, "argument 'out_device' is NULL");
+    return find_device_by_name(*runtime, name, std::string("argument 'name' (\"") + name + "\")", out_device);
+  });
+}
+
 CTL_EXPORT ctl_status* ctl_runtime_default_device(const ctl_runtime* runtime, ctl_device** out_device) {
   return guard([&]() -> ctl_status* {
     CTL_RETURN_IF_ERROR(check_runtime(runtime, "runtime"));
     CTL_CHECK_ARG(out_device, "argument 'out_device' is NULL");
-    ctl_device* best = nullptr;
-    for (const auto& device : runtime->devices) {
-      if (device->plugin->candidate.source == "builtin") continue;  // the oracle is never the default
-      ctl_plugin_device_properties properties;
-      if (ctl_status* status = device->properties(&properties)) {
-        ctl_status_free(status);
-        continue;
-      }
-      if (properties.kind != CTL_DEVICE_KIND_CPU) {
-        best = device.get();
-        break;
-      }
-      if (!best) best = device.get();
-    }
-    if (!best && !runtime->devices.empty()) best = runtime->devices.front().get();
-    if (!best) {
-      return make_status(CTL_STATUS_NOT_FOUND,
-                         "the runtime has no devices: no plugin was accepted (run `catalyst devices` or set "
-                         "CATALYST_LOG=debug to see why)");
-    }
-    *out_device = best;
+    if (!runtime->default_device) return make_status_string(CTL_STATUS_NOT_FOUND, runtime->default_device_error);
+    *out_device = runtime->default_device;
     return nullptr;
   });
 }

@@ -27,7 +27,7 @@ struct ctl_device {
   std::mutex stream_mutex;              // serialises submissions from several threads
   bool host_visible = false;
   uint32_t dtype_mask = 0;
-  std::string label;  // "cpu:0" style, for messages
+  std::string label;  // its name, "cpu:0" (device_name.h): what CATALYST_DEVICE and --device take
 
   const ctl_plugin_api& api() const { return plugin->api; }
   // Properties with the core's defaults under whatever an older plugin did not fill.
@@ -41,6 +41,10 @@ struct ctl_runtime {
   std::vector<std::unique_ptr<catalyst::LoadedPlugin>> plugins;
   std::vector<std::unique_ptr<ctl_device>> devices;
   std::atomic<bool> grad_enabled{true};  // autograd records ops (ctl_runtime_set_grad_enabled)
+  // Chosen once at creation (CATALYST_DEVICE or the rule in catalyst.h); when there is none,
+  // default_device_error says why and ctl_runtime_default_device returns it.
+  ctl_device* default_device = nullptr;
+  std::string default_device_error;
 
   explicit ctl_runtime(catalyst::Logger log) : logger(std::move(log)) {}
   ~ctl_runtime();

@@ -6,6 +6,6 @@
 size_t catalyst_h_check(void);
 size_t catalyst_h_check(void) {
   ctl_runtime_options options = {
-      CTL_RUNTIME_OPTIONS_STRUCT_SIZE, NULL, NULL, 0, false, NULL, NULL, CTL_LOG_WARNING, false, false};
+      CTL_RUNTIME_OPTIONS_STRUCT_SIZE, NULL, NULL, 0, false, NULL, NULL, CTL_LOG_WARNING, false, false, false};
   return options.struct_size + sizeof(ctl_tensor_info) + CTL_MAX_RANK + (size_t)CTL_OP_MATMUL;
 }

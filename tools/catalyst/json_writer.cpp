@@ -116,4 +116,9 @@ void JsonWriter::value(const char* key, bool flag) {
   out_ += flag ? "true" : "false";
 }
 
+void JsonWriter::null_value(const char* key) {
+  key_prefix(key);
+  out_ += "null";
+}
+
 }  // namespace catalyst::cli

@@ -22,6 +22,7 @@ class JsonWriter {
   void value(const char* key, int32_t number) { value(key, static_cast<int64_t>(number)); }
   void value(const char* key, double number);  // shortest exact form; NaN and inf become null
   void value(const char* key, bool flag);
+  void null_value(const char* key);  // "unknown" or "none"
   const std::string& text() const { return out_; }
 
  private:

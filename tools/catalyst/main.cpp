@@ -14,6 +14,7 @@ void print_usage(FILE* out) {
                "\n"
                "commands:\n"
                "  devices [--json] [--plugin PATH]...   list plugins (accepted or rejected, and why) and devices\n"
+               "                                        with their names (catalyst devices --help)\n"
                "  conformance --plugin PATH|NAME [...]  run the conformance suite against a plugin\n"
                "                                        (catalyst conformance --help for its options)\n"
                "  train-gpt [--data FILE] [...]         train a byte-level GPT from scratch and sample from it\n"
@@ -24,6 +25,8 @@ void print_usage(FILE* out) {
                "environment:\n"
                "  CATALYST_PLUGINS=FILE[:FILE...]       extra plugin files to load\n"
                "  CATALYST_PLUGIN_PATH=DIR[:DIR...]     extra directories to search for libcatalyst-*.so\n"
+               "  CATALYST_DEVICE=NAME                  the default device of every program (cpu:0, opencl:1,\n"
+               "                                        ...: the names catalyst devices prints)\n"
                "  CATALYST_LOG=debug|info|warning|error|off   log level (debug shows every plugin candidate)\n");
 }
 

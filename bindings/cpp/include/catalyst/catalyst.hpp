@@ -139,22 +139,12 @@ class Runtime {
     check(ctl_runtime_default_device(runtime_, &d));
     return Device(d);
   }
-  // "cpu", "cpu:1", "reference", or a device index ("0").
+  // "cpu", "cpu:1", "opencl:0", "reference", or a device index ("0"): the core's one parser
+  // (ctl_runtime_find_device), so --device and CATALYST_DEVICE read names alike.
   Device device(const std::string& spec) const {
-    const auto all = devices();
-    if (!spec.empty() && spec.find_first_not_of("0123456789") == std::string::npos) {
-      const size_t index = std::stoul(spec);
-      if (index < all.size()) return all[index];
-      throw Error(CTL_STATUS_NOT_FOUND,
-                  "device index " + spec + " out of range (" + std::to_string(all.size()) + " devices)");
-    }
-    const size_t colon = spec.find(':');
-    const std::string plugin = spec.substr(0, colon);
-    size_t nth = colon == std::string::npos ? 0 : std::stoul(spec.substr(colon + 1));
-    for (const Device& d : all) {
-      if (d.plugin() == plugin && nth-- == 0) return d;
-    }
-    throw Error(CTL_STATUS_NOT_FOUND, "no device '" + spec + "' (catalyst devices lists them)");
+    ctl_device* d = nullptr;
+    check(ctl_runtime_find_device(runtime_, spec.c_str(), &d));
+    return Device(d);
   }
   // Returns the previous setting.
   bool set_grad_enabled(bool enabled) const {
