@@ -131,8 +131,9 @@ ctl_status* plugin_op_execute(ctl_plugin_stream* stream, const ctl_op_call* call
   return op_execute(host_of(stream), call, resolve_buffer);
 }
 
-// The newest ABI minor the kernels implement: 1.1 added the training ops (training.cpp).
-constexpr uint32_t kAbiMinor = 1;
+// The newest ABI minor the kernels implement: 1.1 added the training ops (training.cpp),
+// 1.2 sgd_step.
+constexpr uint32_t kAbiMinor = 2;
 
 // Filled by member name, not position, so that the table stays right whatever order the
 // header gives its entries.
@@ -170,18 +171,20 @@ ctl_plugin_api make_table(uint32_t abi_minor) {
 }
 
 // Function-local statics: built on first use, whatever the order of static initialisers.
-// A 1.0 core gets a table that says 1.0 (1.1 only appended op ids, which it never sends).
+// An older core gets a table that says its own version (newer minors only appended op ids
+// and properties, which it never sends or reads).
 const ctl_plugin_api& table(uint32_t core_abi_minor) {
   static const ctl_plugin_api v1_0 = make_table(0);
+  static const ctl_plugin_api v1_1 = make_table(1);
   static const ctl_plugin_api newest = make_table(kAbiMinor);
-  return core_abi_minor < kAbiMinor ? v1_0 : newest;
+  return core_abi_minor >= kAbiMinor ? newest : core_abi_minor == 1 ? v1_1 : v1_0;
 }
 
 }  // namespace
 
 const ctl_plugin_api* reference_plugin_query(uint32_t core_abi_major, uint32_t core_abi_minor,
                                              const ctl_host_api* host) {
-  const ctl_plugin_api& t = table(core_abi_minor);  // ABI 1.min(1, core's minor)
+  const ctl_plugin_api& t = table(core_abi_minor);  // ABI 1.min(2, core's minor)
   if (core_abi_major != t.abi_major) {
     if (host && host->log)
       sdk::log(host, CTL_LOG_ERROR, "reference: built for ABI %u.x, the core is %u.%u", t.abi_major, core_abi_major,

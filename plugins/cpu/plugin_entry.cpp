@@ -10,7 +10,8 @@ namespace catalyst::cpu {
 namespace {
 
 // Designated initialisers: an entry can never land in the wrong slot. The table's layout
-// is the same in 1.0 and 1.1 (1.1 only added ops), so abi_minor is the one difference.
+// is the same in 1.0 to 1.2 (1.1 added ops, 1.2 an op and a device property), so abi_minor
+// is the one difference.
 constexpr ctl_plugin_api make_api(uint32_t abi_minor) {
   return {
       .struct_size = CTL_PLUGIN_API_STRUCT_SIZE,
@@ -45,7 +46,8 @@ constexpr ctl_plugin_api make_api(uint32_t abi_minor) {
 }
 constexpr ctl_plugin_api kApi10 = make_api(0);
 constexpr ctl_plugin_api kApi11 = make_api(1);  // adds the training ops (192-194, 224-229)
-static_assert(CTL_ABI_VERSION_MINOR >= 1, "kApi11 describes ABI 1.1");
+constexpr ctl_plugin_api kApi12 = make_api(2);  // adds sgd_step (195) and max_work_group_size
+static_assert(CTL_ABI_VERSION_MINOR >= 2, "kApi12 describes ABI 1.2");
 static_assert(CTL_ABI_VERSION_MAJOR == 1, "this table implements ABI 1.x; review it for a new major");
 
 // The host may be older than this header: use log only when its table reaches that far.
@@ -88,7 +90,8 @@ extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_m
     }
     return nullptr;
   }
-  // Same major is all we need: we report min(1, core minor), so a 1.0 core sees a 1.0
-  // plugin (it never sends 1.1 ops) and a newer-minor core sees what we implement.
-  return core_abi_minor >= 1 ? &kApi11 : &kApi10;
+  // Same major is all we need: we report min(2, core minor), so an older core sees the
+  // version it knows (it never sends the newer ops) and a newer-minor core (1.3 added
+  // nothing for plugins) sees what we implement.
+  return core_abi_minor >= 2 ? &kApi12 : core_abi_minor == 1 ? &kApi11 : &kApi10;
 }

@@ -83,6 +83,21 @@ std::string pci_bus_id(cl_device_id device, const std::string& extensions) {
   return {};
 }
 
+// Bytes free on the device now, or 0 for "unknown" (catalyst_plugin.h). Core OpenCL has no
+// such query, and NVIDIA's driver has no extension for it; AMD's driver answers
+// CL_DEVICE_GLOBAL_FREE_MEMORY_AMD in KiB. Total minus our own allocations would claim the
+// whole device is free whatever other processes hold, which is worse than "unknown".
+uint64_t free_memory(const ctl_plugin_device* device) {
+  if (!device->has_free_memory_amd) return 0;
+  size_t kib[2] = {0, 0};  // total free, largest free block; some drivers write only the first
+  size_t size = 0;
+  if (clGetDeviceInfo(device->id, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD, sizeof kib, kib, &size) != CL_SUCCESS ||
+      size < sizeof kib[0]) {
+    return 0;
+  }
+  return static_cast<uint64_t>(kib[0]) * 1024;
+}
+
 ctl_status* init_device(const ctl_host_api* host, cl_platform_id platform, cl_device_id id, ctl_plugin_device* d) {
   d->platform = platform;
   d->id = id;
@@ -106,6 +121,7 @@ ctl_status* init_device(const ctl_host_api* host, cl_platform_id platform, cl_de
   d->fp32_correct_divide_sqrt =
       (device_value<cl_device_fp_config>(id, CL_DEVICE_SINGLE_FP_CONFIG, 0) & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   d->pci_bus_id = pci_bus_id(id, extensions);
+  d->has_free_memory_amd = has_extension(extensions, "cl_amd_device_attribute_query");
   d->has_uuid = has_extension(extensions, "cl_khr_device_uuid") &&
                 clGetDeviceInfo(id, CL_DEVICE_UUID_KHR, sizeof d->uuid, d->uuid, nullptr) == CL_SUCCESS;
   // Every device computes in the required dtypes and in i8, u8, f16 and bf16: both 16-bit
@@ -243,9 +259,7 @@ ctl_status* device_properties(ctl_plugin_device* device, ctl_plugin_device_prope
   full.driver_version = device->driver_version.c_str();
   full.kind = device->kind;
   full.memory_total = device->memory_total;
-  // OpenCL has no free-memory query: report what this instance has not allocated itself.
-  const uint64_t used = device->bytes_allocated.load();
-  full.memory_free = used < device->memory_total ? device->memory_total - used : 0;
+  full.memory_free = free_memory(device);
   full.compute_units = device->compute_units;
   full.pci_bus_id = device->pci_bus_id.empty() ? nullptr : device->pci_bus_id.c_str();
   full.numa_node = -1;

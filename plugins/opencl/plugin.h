@@ -35,7 +35,8 @@ struct ctl_plugin_device {
   bool has_uuid;
   uint8_t uuid[16];
   uint32_t dtype_mask;
-  std::atomic<uint64_t> bytes_allocated{0};  // for memory_free, which OpenCL does not report
+  bool has_free_memory_amd = false;          // cl_amd_device_attribute_query: the one way OpenCL tells free memory
+  std::atomic<uint64_t> bytes_allocated{0};  // this instance's own allocations
   catalyst::opencl::KernelCache* kernels;    // owned; programs built for this device
 };
 

@@ -1,0 +1,77 @@
+// plugin_abi_version_test.cpp — every in-tree plugin reports the ABI version of the newest
+// thing it implements. A plugin that runs a 1.2 op (sgd_step) but says 1.1 tells the loader,
+// `catalyst devices` and vendors reading it as an example that it predates the op.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+using namespace ctltest;
+
+namespace {
+
+// The newest ABI minor that added anything a plugin implements: 1.2 (sgd_step, the
+// max_work_group_size property). 1.3 added only runtime functions (abi/CHANGELOG.md).
+constexpr uint32_t kNewestPluginMinor = 2;
+
+struct InTreePlugin {
+  const char* name;
+  const char* path;  // nullptr: the built-in reference device
+};
+
+std::vector<InTreePlugin> in_tree_plugins() {
+  std::vector<InTreePlugin> plugins = {{"cpu", CTL_TEST_CPU_PLUGIN}, {"reference", nullptr}};
+#ifdef CTL_TEST_OPENCL_PLUGIN
+  plugins.push_back({"opencl", CTL_TEST_OPENCL_PLUGIN});
+#endif
+  return plugins;
+}
+
+// Runs one sgd_step with momentum on `device`; true when the device computed it.
+bool runs_sgd_step(ctl_device* device) {
+  const std::vector<float> one = {1.0f, 2.0f};
+  Tensor param = from_vector(device, CTL_DTYPE_F32, {2}, one);
+  Tensor grad = from_vector(device, CTL_DTYPE_F32, {2}, one);
+  Tensor buf = from_vector(device, CTL_DTYPE_F32, {2}, std::vector<float>{0.0f, 0.0f});
+  ctl_sgd_attrs attrs{};
+  attrs.struct_size = CTL_SGD_ATTRS_STRUCT_SIZE;
+  attrs.lr = 0.5;
+  attrs.momentum = 0.9;
+  ctl_tensor* inputs[] = {grad.get()};
+  ctl_tensor* outputs[] = {param.get(), buf.get()};
+  Status s(ctl_op_run_into(CTL_OP_SGD_STEP, 1, inputs, &attrs, 2, outputs));
+  if (s) return false;
+  std::vector<float> p(2);
+  Status s2(ctl_tensor_to_host(param.get(), p.data(), p.size() * sizeof(float)));
+  return !s2 && p[0] == 0.5f && p[1] == 1.0f;  // p - lr * g, with buf = g on the first step
+}
+
+TEST(PluginAbiVersion, EachInTreePluginReportsTheVersionOfItsNewestOp) {
+  for (const InTreePlugin& plugin : in_tree_plugins()) {
+    SCOPED_TRACE(plugin.name);
+    std::vector<const char*> paths;
+    if (plugin.path) paths.push_back(plugin.path);
+    const ctl_runtime_options o = options(&paths, nullptr, /*reference=*/plugin.path == nullptr);
+    ctl_runtime* r = nullptr;
+    CTL_ASSERT_OK(ctl_runtime_create(&o, &r));
+    Runtime runtime(r);
+    ASSERT_EQ(ctl_runtime_plugin_count(r), 1u);
+    ctl_plugin_info info{};
+    info.struct_size = CTL_PLUGIN_INFO_STRUCT_SIZE;
+    CTL_ASSERT_OK(ctl_runtime_plugin_info(r, 0, &info));
+    if (!info.accepted && std::string(plugin.name) == "opencl") {
+      GTEST_LOG_(INFO) << "opencl: " << info.reason << "; skipped";  // no OpenCL driver here
+      continue;
+    }
+    ASSERT_TRUE(info.accepted) << info.reason;
+    ctl_device* device = find_device(r, plugin.name);
+    ASSERT_NE(device, nullptr);
+    ASSERT_TRUE(runs_sgd_step(device)) << "sgd_step is the 1.2 op this test takes as the newest";
+    EXPECT_EQ(info.abi_major, 1u);
+    EXPECT_EQ(info.abi_minor, kNewestPluginMinor) << "it implements sgd_step (1.2)";
+  }
+}
+
+}  // namespace
