@@ -205,7 +205,13 @@ CTL_EXPORT ctl_status* ctl_runtime_create(const ctl_runtime_options* options, ct
       runtime->logger.write(CTL_LOG_INFO,
                             "no devices: no plugin was accepted (CATALYST_LOG=debug lists every candidate)");
     }
-    choose_default_device(runtime.get());
+    if (opts.discover_only) {
+      runtime->default_device_error =
+          "the runtime was created with discover_only: it loads no plugins, so it has "
+          "no devices";
+    } else {
+      choose_default_device(runtime.get());
+    }
     *out_runtime = runtime.release();
     return nullptr;
   });
