@@ -6,6 +6,7 @@
 // streamed stores, NaN in the middle of a row, +-inf, -0, the f32 range's ends.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -149,6 +150,134 @@ TEST(CpuVecKernels, UnaryFunctionsStayWithinTheTranscendentalBound) {
     EXPECT_TRUE(std::signbit(got[0]) && !std::signbit(got[1]));
     k->unary(VecUnary::kGeluTanh, got, zeros, 2);
     EXPECT_TRUE(std::signbit(got[0]) && !std::signbit(got[1]));
+  }
+}
+
+// The exact value of each function, in long double (64-bit significand: 40 bits past f32),
+// in forms without cancellation, so that an f32 result can be judged to a fraction of an ulp.
+long double unary_exact(VecUnary op, long double x) {
+  // 1 / (1 + e^-x) as e^x / (1 + e^x) below 0: no overflow for large negative x.
+  auto sigmoid = [](long double v) {
+    if (v < 0) {
+      const long double e = std::exp(v);
+      return e / (1 + e);
+    }
+    return 1 / (1 + std::exp(-v));
+  };
+  switch (op) {
+    case VecUnary::kExp:
+      return std::exp(x);
+    case VecUnary::kTanh:
+      return std::tanh(x);
+    case VecUnary::kSigmoid:
+      return sigmoid(x);
+    case VecUnary::kSilu:
+      return x * sigmoid(x);
+    case VecUnary::kGeluTanh: {
+      // 0.5 x (1 + tanh z) = x sigmoid(2z).
+      const long double z = 0.797884560802865355879892119868763737L * (x + 0.044715L * x * x * x);
+      return x * sigmoid(2 * z);
+    }
+  }
+  return 0;
+}
+
+// One ulp of f32 at |v|: 2^(e - 23) for a normal v in [2^e, 2^(e+1)), 2^-149 below FLT_MIN.
+long double f32_ulp(long double v) {
+  int e = 0;
+  std::frexp(std::fabs(v), &e);  // |v| in [2^(e-1), 2^e)
+  return std::ldexp(1.0L, std::max(e - 1, -126) - 23);
+}
+
+// Every f32 binade from the subnormals to FLT_MAX, both signs, 24 values each (its first,
+// its last and 22 between), and the edges where exp, sigmoid and silu leave the f32 range.
+std::vector<float> binade_sweep() {
+  std::vector<float> x;
+  std::mt19937 rng(20);
+  for (uint32_t exponent = 0; exponent < 255; ++exponent) {
+    for (uint32_t k = 0; k < 24; ++k) {
+      const uint32_t mantissa = k == 0 ? 0 : k == 1 ? 0x7fffff : (rng() & 0x7fffff);
+      for (uint32_t sign : {0u, 1u}) {
+        const uint32_t bits = sign << 31 | exponent << 23 | mantissa;
+        float v;
+        std::memcpy(&v, &bits, 4);
+        x.push_back(v);
+      }
+    }
+  }
+  for (int i = -512; i <= 512; ++i) x.push_back(static_cast<float>(i) / 256);  // tanh's two forms meet in here
+  for (float edge : {88.7228f, 88.72284f, -87.3365f, -88.7228f, -89.0f, -90.0f,  -91.0f,  -92.0f,  -103.9721f,
+                     -104.0f,  -9.0f,     -9.5f,     -9.9f,     -10.0f, -10.03f, -10.05f, -10.08f, -10.1f,
+                     -10.2f,   1e-8f,     1e-7f,     1e-6f,     0.173f, 0.5f,    0.55f,   0.6f}) {
+    for (float v = edge, i = 0; i < 16; ++i, v = std::nextafter(v, 0.0f)) x.push_back(v);
+  }
+  return x;
+}
+
+// Worst errors in ulps of f32, against the exact value, on every instruction set: exp 3 ulp
+// and tanh 5 ulp (OpenCL's full-profile limits); sigmoid, silu 8 (exp's 3 plus an add, a
+// divide and a multiply); gelu_tanh 8 plus the effect of rounding its inner argument
+// k (x + c x^3) (six roundings, times the function's condition number |x f'(x) / f(x)|).
+// A result below FLT_MIN may also be off by up to FLT_MIN (flushed), as the suite allows.
+TEST(CpuVecKernels, UnaryFunctionsAreWithinTheirUlpBoundsAcrossTheRange) {
+  const std::vector<float> x = binade_sweep();
+  std::vector<float> out(x.size());
+  struct Bound {
+    VecUnary op;
+    const char* name;
+    double ulps;
+    double argument_roundings;
+  };
+  const Bound bounds[] = {{VecUnary::kExp, "exp", 3, 0},
+                          {VecUnary::kTanh, "tanh", 5, 0},
+                          {VecUnary::kSigmoid, "sigmoid", 8, 0},
+                          {VecUnary::kSilu, "silu", 8, 0},
+                          {VecUnary::kGeluTanh, "gelu_tanh", 8, 6}};
+  for (const VecKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    for (const Bound& b : bounds) {
+      k->unary(b.op, out.data(), x.data(), static_cast<int64_t>(x.size()));
+      double worst = 0;
+      size_t worst_at = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        const long double v = x[i], exact = unary_exact(b.op, v);
+        const float got = out[i];
+        if (std::isnan(exact) || std::isnan(got)) {
+          ASSERT_EQ(std::isnan(exact), std::isnan(got)) << b.name << "(" << x[i] << ") = " << got;
+          continue;
+        }
+        if (std::isinf(exact)) {
+          ASSERT_EQ(static_cast<long double>(got), exact) << b.name << "(" << x[i] << ")";
+          continue;
+        }
+        if (exact == 0) {
+          ASSERT_TRUE(got == 0 && std::signbit(got) == std::signbit(exact)) << b.name << "(" << x[i] << ") = " << got;
+          continue;
+        }
+        // An infinity counts as the next power of two past FLT_MAX, and so does an exact
+        // value beyond it: returning inf or FLT_MAX for it is 0 or 1 ulp off.
+        const long double top = std::ldexp(1.0L, 128);
+        const long double g = std::isinf(got) ? std::copysign(top, got) : got;
+        const long double e = std::fabs(exact) > top ? std::copysign(top, exact) : exact;
+        const long double diff = std::fabs(g - e);
+        if (std::fabs(e) < std::numeric_limits<float>::min() && diff <= std::numeric_limits<float>::min()) continue;
+        // The condition number, from a central difference in long double.
+        double cond = 0;
+        if (b.argument_roundings > 0 && v != 0) {
+          const long double h = std::fabs(v) * 1e-9L;
+          cond =
+              static_cast<double>(std::fabs(v * (unary_exact(b.op, v + h) - unary_exact(b.op, v - h)) / (2 * h) / e));
+        }
+        const double ulps = static_cast<double>(diff / f32_ulp(e));
+        const double allowed =
+            b.ulps + b.argument_roundings * cond * 0.5 * static_cast<double>(std::fabs(e) / f32_ulp(e) * kU);
+        if (ulps - allowed > worst) worst = ulps - allowed, worst_at = i;
+      }
+      const long double e = unary_exact(b.op, x[worst_at]);
+      k->unary(b.op, out.data(), x.data() + worst_at, 1);
+      EXPECT_EQ(worst, 0) << b.name << ": " << worst << " ulp past its bound at x = " << x[worst_at] << ": expected "
+                          << static_cast<double>(e) << ", got " << out[0];
+    }
   }
 }
 
