@@ -62,26 +62,28 @@ struct Options {
 };
 
 void usage(FILE* out) {
-  std::fprintf(out,
-               "usage: catalyst train-gpt [options]\n"
-               "\n"
-               "Trains a byte-level GPT from scratch and prints a sample of generated text.\n"
-               "\n"
-               "data and device:\n"
-               "  --data FILE           text to learn (default: every fortune in /usr/share/games/fortunes)\n"
-               "  --device SPEC         cpu, cpu:1, opencl:0, an index, ... (default: the default device)\n"
-               "  --out DIR             checkpoint, log.jsonl, loss.png and sample.txt (default gpt-run)\n"
-               "  --resume              continue from DIR/checkpoint.safetensors\n"
-               "model:\n"
-               "  --context N --width N --heads N --layers N   (default 64, 128, 4, 3)\n"
-               "training:\n"
-               "  --steps N (1200)  --batch N (16)  --lr X (3e-3)  --min-lr X (3e-4)  --warmup N (50)\n"
-               "  --clip X (1.0)  --weight-decay X (0.1)  --seed N (1337)\n"
-               "  --eval-every N (100)  --eval-batches N (8)  --checkpoint-every N (100)\n"
-               "output:\n"
-               "  --sample-length N (400)  --temperature X (0.8)  --quiet (no progress bar)\n"
-               "testing:\n"
-               "  --kill-after-step N   die by SIGKILL right after step N (and its checkpoint), to test --resume\n");
+  std::fprintf(
+      out,
+      "usage: catalyst train-gpt [options]\n"
+      "\n"
+      "Trains a byte-level GPT from scratch and prints a sample of generated text.\n"
+      "\n"
+      "data and device:\n"
+      "  --data FILE           text to learn (default: every fortune in /usr/share/games/fortunes)\n"
+      "  --device SPEC         cpu, cpu:1, opencl:0, an index, ... (default: the default device)\n"
+      "  --out DIR             checkpoint, log.jsonl, loss.png and sample.txt (default gpt-run)\n"
+      "  --resume              continue from DIR/checkpoint.safetensors (checked against these options first)\n"
+      "model:\n"
+      "  --context N --width N --heads N --layers N   (default 64, 128, 4, 3)\n"
+      "training:\n"
+      "  --steps N (1200)  --batch N (16)  --lr X (3e-3)  --min-lr X (3e-4)  --warmup N (50)\n"
+      "  --clip X (1.0)  --weight-decay X (0.1)  --seed N (1337)\n"
+      "  --eval-every N (100)  --eval-batches N (8)  --checkpoint-every N (100)\n"
+      "output:\n"
+      "  --sample-length N (400)  --temperature X (0.8)  --quiet (no progress bar)\n"
+      "testing:\n"
+      "  --kill-after-step N   die by SIGKILL right after step N (and its checkpoint), to test --resume\n"
+      "                        (default: never)\n");
 }
 
 bool parse(int argc, char** argv, Options* o, std::string* error) {

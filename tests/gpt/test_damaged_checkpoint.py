@@ -188,16 +188,25 @@ class DamagedCheckpoint(unittest.TestCase):
         self.assertEqual(read_checkpoint(os.path.join(out, "checkpoint.safetensors"))[1]["step"], "4")
 
 
-class KillAfterStep(unittest.TestCase):
-    def test_negative_value_is_refused(self):
+class Options(unittest.TestCase):
+    """Options the trainer must refuse before it trains (exit status 2)."""
+
+    def refused(self, *args):
         with tempfile.TemporaryDirectory() as tmp:
             data = os.path.join(tmp, "text.txt")
             corpus(data)
             env = dict(os.environ, CATALYST_PLUGINS=PLUGIN)
             proc = subprocess.run([TRAINER, "--data", data, "--out", os.path.join(tmp, "out"), *TINY, "--steps", "1",
-                                   "--kill-after-step", "-1"], env=env, capture_output=True, text=True, errors="replace", timeout=120)
+                                   *args], env=env, capture_output=True, text=True, errors="replace", timeout=120)
         self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("--kill-after-step (-1) must not be negative", proc.stderr)
+        return proc.stderr
+
+    def test_negative_kill_after_step(self):
+        # It used to default to 0, so a run resumed at a negative step killed itself at 0.
+        self.assertIn("--kill-after-step (-1) must not be negative", self.refused("--kill-after-step", "-1"))
+
+    def test_numbers_with_trailing_characters(self):
+        self.assertIn("bad value '12abc' for --steps", self.refused("--steps", "12abc"))
 
 
 if __name__ == "__main__":
