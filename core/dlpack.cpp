@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "c_guard.h"
+#include "enum_value.h"
 #include "runtime.h"
 #include "status.h"
 #include "tensor.h"
@@ -190,15 +191,17 @@ ctl_status* import_tensor(ctl_device* device, const DLTensor& dl, void (*on_rele
                           ctl_tensor** out_tensor) {
   CTL_RETURN_IF_ERROR(check_device(device, "device"));
   CTL_CHECK_ARG(out_tensor, "argument 'out_tensor' is NULL");
-  if (dl.device.device_type != kDLCPU && dl.device.device_type != kDLCUDAHost) {
+  // A C producer may store any int in the enum field (enum_value.h); found by the fuzzer.
+  const int device_type = enum_value(dl.device.device_type);
+  if (device_type != kDLCPU && device_type != kDLCUDAHost) {
     return make_status(CTL_STATUS_UNSUPPORTED,
                        "DLPack device type %d is not host memory; only kDLCPU and kDLCUDAHost can be imported",
-                       static_cast<int>(dl.device.device_type));
+                       device_type);
   }
   // DLPack gives host memory (plain and pinned) the device id 0; anything else is a
   // producer's mistake, not another host.
   CTL_CHECK_ARG(dl.device.device_id == 0, "DLPack device.device_id is %d; host memory (device type %d) has id 0",
-                static_cast<int>(dl.device.device_id), static_cast<int>(dl.device.device_type));
+                static_cast<int>(dl.device.device_id), device_type);
   if (!device->host_visible || !device->api().buffer_wrap_host) {
     return make_status(CTL_STATUS_UNSUPPORTED, "device %s cannot wrap host memory; import onto a CPU device",
                        device->label.c_str());

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <numeric>
 
@@ -388,6 +389,13 @@ TEST_P(DLPack, ImportRefusesMemoryItCannotAddress) {
        },
        CTL_STATUS_INVALID_ARGUMENT,
        {"device_id is -1"}},
+      {"a device type no DLPack has (any int, as C may store)",
+       [](DLTensor& dl) {
+         const int32_t type = 64767;  // the fuzzer's value; UBSan reported loading it as the enum
+         std::memcpy(&dl.device.device_type, &type, sizeof type);
+       },
+       CTL_STATUS_UNSUPPORTED,
+       {"device type 64767"}},
       {"NULL data with elements",
        [](DLTensor& dl) { dl.data = nullptr; },
        CTL_STATUS_INVALID_ARGUMENT,
