@@ -60,11 +60,8 @@ ctl_status* check_outputs(const PreparedOp& prepared, size_t output_count, ctl_t
     const bool same_shape =
         l.rank == spec.rank && std::equal(spec.shape.begin(), spec.shape.begin() + spec.rank, l.shape.begin());
     if (!same_shape) {
-      std::string want, have;
-      for (uint32_t d = 0; d < spec.rank; ++d) want += (d ? "x" : "") + std::to_string(spec.shape[d]);
-      for (uint32_t d = 0; d < l.rank; ++d) have += (d ? "x" : "") + std::to_string(l.shape[d]);
-      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[%zu] has shape [%s] but the op produces [%s]", name,
-                         i, have.c_str(), want.c_str());
+      return make_status(CTL_STATUS_INVALID_ARGUMENT, "%s: outputs[%zu] has shape %s but the op produces %s", name, i,
+                         shape_text(l.shape.data(), l.rank).c_str(), shape_text(spec.shape.data(), spec.rank).c_str());
     }
     for (uint32_t d = 0; d < l.rank; ++d) {
       CTL_CHECK_ARG(l.strides[d] != 0 || l.shape[d] <= 1,

@@ -594,11 +594,7 @@ class Preparer {
     return nullptr;
   }
 
-  static std::string shape_words(const Layout& l) {
-    std::string s = "[";
-    for (uint32_t d = 0; d < l.rank; ++d) s += (d ? "," : "") + std::to_string(l.shape[d]);
-    return s + "]";
-  }
+  static std::string shape_words(const Layout& l) { return shape_text(l.shape.data(), l.rank); }
 
   // Checks a 1-D parameter of length n (weight, bias) at inputs[i].
   ctl_status* per_feature(size_t i, int64_t n, const char* name) {

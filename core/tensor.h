@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "catalyst_plugin.h"
 #include "runtime.h"
@@ -42,6 +43,9 @@ struct Layout {
 
 // Row-major strides for `shape`.
 void set_contiguous_strides(Layout& layout);
+
+// A shape as messages write it: "[2,3,4]", "[]" for a scalar.
+std::string shape_text(const int64_t* shape, uint32_t rank);
 
 // Validates a user-given shape: rank <= CTL_MAX_RANK, no negative dims, element count and
 // byte size representable. `argument` names the parameter in messages.

@@ -102,6 +102,8 @@ CTL_EXPORT ctl_status* ctl_tensor_reshape(ctl_tensor* tensor, size_t rank, const
     }
     CTL_CHECK_ARG(known == numel, "shape has %lld elements but the tensor has %lld", static_cast<long long>(known),
                   static_cast<long long>(numel));
+    // An empty tensor reshaped to huge axes must still have representable strides.
+    CTL_RETURN_IF_ERROR(check_shape(rank, target.shape.data(), target.dtype, "shape"));
     if (!view_strides(source, target, target.strides.data())) {
       return make_status(CTL_STATUS_INVALID_ARGUMENT,
                          "tensor strides cannot express this shape without a copy; call ctl_tensor_contiguous first");

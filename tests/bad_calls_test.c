@@ -294,6 +294,24 @@ static ctl_status* r_create_overflow(Fixture* f, Outs* o) {
   (void)f;
   return ctl_tensor_create(g_device, F32, 2, s, &o->tensor);
 }
+/* Empty, yet its strides (2^62 x 4 elements) would overflow: found by the views fuzzer. */
+static ctl_status* r_create_empty_overflow(Fixture* f, Outs* o) {
+  static const int64_t s[3] = {0, (int64_t)1 << 62, 4};
+  (void)f;
+  return ctl_tensor_create(g_device, F32, 3, s, &o->tensor);
+}
+static ctl_status* r_reshape_empty_overflow(Fixture* f, Outs* o) {
+  static const int64_t empty_shape[1] = {0};
+  static const int64_t s[3] = {0, (int64_t)1 << 62, 4};
+  ctl_tensor* empty = NULL;
+  ctl_status* status;
+  (void)f;
+  status = ctl_tensor_create(g_device, F32, 1, empty_shape, &empty);
+  if (status) return status;
+  status = ctl_tensor_reshape(empty, 3, s, &o->tensor);
+  ctl_tensor_release(empty);
+  return status;
+}
 static ctl_status* r_create_rank9(Fixture* f, Outs* o) {
   static const int64_t s[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   (void)f;
@@ -641,6 +659,8 @@ static const Row kRows[] = {
     {"tensor_create: dtype 99", r_create_bad_dtype, IA, "'dtype' is 99", 1},
     {"tensor_create: negative dim", r_create_negative_dim, IA, "shape[1] is -3", 0},
     {"tensor_create: {INT64_MAX, 2} overflows", r_create_overflow, IA, "overflows", 0},
+    {"tensor_create: {0, 2^62, 4} overflows its strides", r_create_empty_overflow, IA, "overflows", 0},
+    {"reshape: empty to {0, 2^62, 4} overflows its strides", r_reshape_empty_overflow, IA, "overflows", 0},
     {"tensor_create: rank 9 > CTL_MAX_RANK", r_create_rank9, IA, "rank", 0},
     {"tensor_create: NULL shape with rank 2", r_create_null_shape, IA, "'shape' is NULL", 0},
     {"tensor_create: NULL out_tensor", r_create_null_out, IA, "out_tensor", 0},
