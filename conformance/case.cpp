@@ -31,6 +31,7 @@ std::vector<Case> all_cases() {
   add_numeric_cases(cases);
   add_training_cases(cases);
   add_conv_pool_cases(cases);
+  add_math_cases(cases);
   return cases;
 }
 

@@ -76,6 +76,8 @@ struct Case {
 void add_numeric_cases(std::vector<Case>& out);
 void add_training_cases(std::vector<Case>& out);
 void add_conv_pool_cases(std::vector<Case>& out);
+// The ulp sweep of the elementwise transcendentals: math_cases.cpp.
+void add_math_cases(std::vector<Case>& out);
 void add_contract_cases(std::vector<Case>& out);
 std::vector<Case> all_cases();
 

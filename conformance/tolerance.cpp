@@ -1,6 +1,7 @@
 // tolerance.cpp — see tolerance.h for the bounds and the reasons behind them.
 #include "tolerance.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -55,6 +56,88 @@ double allowed_error(const Tolerance& tol, ctl_dtype d, double expected, size_t 
       break;
   }
   return t;
+}
+
+UlpBound ulp_bound(ctl_op_id op, ctl_dtype d) {
+  const bool narrow = d == CTL_DTYPE_F16 || d == CTL_DTYPE_BF16;
+  const bool f64 = d == CTL_DTYPE_F64;
+  UlpBound b;
+  switch (op) {
+    case CTL_OP_EXP:
+    case CTL_OP_LOG:
+      b.ulps = 3;
+      break;
+    case CTL_OP_SQRT:
+      b.ulps = f64 ? 0.5 : 3;
+      break;
+    case CTL_OP_RSQRT:
+      b.ulps = 2;
+      break;
+    case CTL_OP_RECIPROCAL:
+      b.ulps = f64 ? 0.5 : 2.5;
+      break;
+    case CTL_OP_TANH:
+      b.ulps = 5;
+      break;
+    case CTL_OP_SIN:
+    case CTL_OP_COS:
+      b.ulps = 4;
+      break;
+    case CTL_OP_SIGMOID:
+    case CTL_OP_SILU:
+      b.ulps = 8;
+      break;
+    case CTL_OP_GELU:
+      b.ulps = 18;
+      b.argument_roundings = 2;
+      break;
+    case CTL_OP_GELU_TANH:
+      b.ulps = 8;
+      b.argument_roundings = 6;
+      break;
+    default:
+      b.ulps = 0;
+      break;
+  }
+  if (narrow) b.ulps = 1;
+  b.ulps += 1.0 / 256;  // the oracle's own error
+  return b;
+}
+
+namespace {
+
+// Significand bits (with the implicit one) and the smallest normal exponent of each float.
+void float_format(ctl_dtype d, int* precision, int* min_exponent, int* max_exponent) {
+  switch (d) {
+    case CTL_DTYPE_F64:
+      *precision = 53, *min_exponent = -1022, *max_exponent = 1023;
+      return;
+    case CTL_DTYPE_F16:
+      *precision = 11, *min_exponent = -14, *max_exponent = 15;
+      return;
+    case CTL_DTYPE_BF16:
+      *precision = 8, *min_exponent = -126, *max_exponent = 127;
+      return;
+    default:
+      *precision = 24, *min_exponent = -126, *max_exponent = 127;
+      return;
+  }
+}
+
+}  // namespace
+
+long double ulp_of(ctl_dtype d, long double v) {
+  int p = 0, emin = 0, emax = 0;
+  float_format(d, &p, &emin, &emax);
+  int e = 0;
+  std::frexp(std::fabs(v), &e);  // |v| in [2^(e-1), 2^e)
+  return std::ldexp(1.0L, std::min(std::max(e - 1, emin), emax) - p + 1);
+}
+
+long double overflow_threshold(ctl_dtype d) {
+  int p = 0, emin = 0, emax = 0;
+  float_format(d, &p, &emin, &emax);
+  return std::ldexp(1.0L, emax + 1);
 }
 
 namespace {

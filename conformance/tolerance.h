@@ -33,6 +33,23 @@
 // Data movement and sign ops (kExact) must still keep subnormals.
 // For every op: NaN positions must match (any NaN payload), an expected ±inf must be
 // matched exactly, and an unexpected inf is wrong.
+//
+// The ulp sweep (math_cases.cpp) holds each elementwise transcendental to a bound in ulps
+// of the output dtype at the exact value (long double, in forms without cancellation), with
+// no absolute floor: the kTranscendental floor of 32u let tanh(1e-8) = 0 pass. f32 and f64
+// follow the OpenCL C specification's full-profile limits (section 7.4): exp, log 3 ulp;
+// sqrt 3 ulp in f32, correctly rounded (0.5) in f64; rsqrt 2; reciprocal 2.5 in f32 (as
+// x / y), 0.5 in f64; tanh 5; sin, cos 4 (at every argument: range reduction included).
+// Functions OpenCL lacks get the sum of their parts' limits: sigmoid and silu 8 (exp's 3,
+// an add, OpenCL's 2.5 for the divide, a multiply), gelu 18 (erfc's 16 and two
+// multiplies), gelu_tanh 8 (as sigmoid). f16 and bf16 are computed in at least f32 and
+// rounded once (ops.md): 1 ulp. gelu and gelu_tanh round an inner argument before the
+// function sees it (x / sqrt(2); k (x + 0.044715 x^3)) as ops.md's formulas do, which costs
+// up to that many roundings of the compute precision (f32 for f32, f16, bf16) times the
+// function's condition number |x f'(x) / f(x)| (about x^2 for gelu at large negative x):
+// 2 and 6 roundings. A result below the dtype's smallest normal may be flushed (error up
+// to the smallest normal), and a subnormal argument may be read as zero, as OpenCL allows
+// a device without denormals. Every bound also allows 1/256 ulp for the oracle's error.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +72,19 @@ struct Tolerance {
 
 // The allowed |got - expected| for one element.
 double allowed_error(const Tolerance& tol, ctl_dtype dtype, double expected, size_t element);
+
+// The ulp sweep's bound for op's results in dtype (see above): `ulps` of the dtype at the
+// exact value, plus `argument_roundings` roundings of the compute precision times the
+// condition number.
+struct UlpBound {
+  double ulps = 0;
+  double argument_roundings = 0;
+};
+UlpBound ulp_bound(ctl_op_id op, ctl_dtype dtype);
+// One ulp of the dtype at |v| (the subnormal spacing below the smallest normal; the top
+// binade's ulp past the largest finite value), and 2^(emax+1), where an infinity counts.
+long double ulp_of(ctl_dtype dtype, long double v);
+long double overflow_threshold(ctl_dtype dtype);
 
 // The first elements that break the tolerance, worst first.
 struct Mismatch {

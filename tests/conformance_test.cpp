@@ -209,6 +209,21 @@ TEST(Conformance, RandomNormalAllowsLibmErrorButNotMore) {
   EXPECT_EQ(status_of(r, "random_normal.f16.0"), "pass") << r.out;
 }
 
+// The ulp sweep: tanh that cancels near zero on contiguous input (as the CPU plugin's
+// vector code did) passes the numeric cases' absolute floor but not the sweep; the strided
+// sweep, which reaches the scalar path, passes.
+TEST(Conformance, TanhThatCancelsNearZeroIsCaughtByTheUlpSweep) {
+  const SuiteRun r = conformance(broken("tanh-cancels"), "--filter 'tanh.f32.*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(failed_ids(r.out), std::vector<std::string>{"tanh.f32.ulp_sweep"}) << r.out;
+  EXPECT_EQ(status_of(r, "tanh.f32.ulp_sweep_strided"), "pass") << r.out;
+  EXPECT_EQ(status_of(r, "tanh.f32.0"), "pass") << r.out;
+  const std::string block = block_of(r.out, "tanh.f32.ulp_sweep");
+  EXPECT_NE(block.find("past the bound of"), std::string::npos) << block;
+  EXPECT_NE(block.find("worst at x = "), std::string::npos) << block;
+  EXPECT_NE(block.find("expected"), std::string::npos) << block;
+}
+
 TEST(Conformance, APartialPluginIsJudgedOnlyOnItsClaims) {
   const SuiteRun r = conformance(broken("partial"), "--level full");
   // Nothing it claims fails, but it cannot reach core: inference needs the whole op set.
@@ -222,6 +237,67 @@ TEST(Conformance, APartialPluginIsJudgedOnlyOnItsClaims) {
   EXPECT_NE(r.markdown.find("| add | ✅"), std::string::npos) << r.markdown;
   EXPECT_NE(r.markdown.find("| matmul | ➖"), std::string::npos) << r.markdown;
   EXPECT_NE(r.out.find("level reached: none"), std::string::npos) << r.out;
+}
+
+// ---- issue 20's further checks: each has a plugin that only it catches ------------------
+
+TEST(Conformance, AWriteIntoAnInputIsNamedWithTheElement) {
+  const SuiteRun r = conformance(broken("writes-into-input"), "--filter 'maximum.f32.0,maximum.f32.1,add.f32.0'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(status_of(r, "add.f32.0"), "pass");
+  EXPECT_EQ(status_of(r, "maximum.f32.1"), "fail") << "a permuted input is re-read as a whole";
+  const std::string block = block_of(r.out, "maximum.f32.0");
+  EXPECT_NE(block.find("maximum: input 0 was written by the op"), std::string::npos) << r.out;
+  EXPECT_NE(block.find("the first is element [0,0]: was "), std::string::npos) << block;
+  EXPECT_EQ(block.find("differ from the reference"), std::string::npos) << "the output itself is right: " << block;
+}
+
+TEST(Conformance, ALargeOutputWithItsRaggedChunkUnwrittenFailsTheTailCases) {
+  const SuiteRun r = conformance(broken("partial-large-output"), "--filter 'exp.f32.large*,matmul.f32.large_tail'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  // 4096 x 4096 divides into whole chunks: the old large case cannot see it.
+  EXPECT_EQ(status_of(r, "exp.f32.large"), "pass") << r.out;
+  EXPECT_EQ(status_of(r, "exp.f32.large_tail"), "fail") << r.out;
+  EXPECT_EQ(status_of(r, "matmul.f32.large_tail"), "fail") << r.out;
+  const std::string block = block_of(r.out, "exp.f32.large_tail");
+  EXPECT_NE(block.find("got nan (unexpected NaN)"), std::string::npos) << "unwritten outputs start as NaN: " << block;
+}
+
+TEST(Conformance, MemoryTakenFromMallocOnEveryCallIsCaughtByTheWatch) {
+  const SuiteRun r = conformance(broken("leaks-system-malloc"), "--filter 'mul.f32.*,add.f32.0'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(status_of(r, "mul.memory"), "fail") << r.out;
+  EXPECT_EQ(status_of(r, "mul.leaks"), "") << "the host table saw nothing: " << r.out;
+  EXPECT_EQ(status_of(r, "add.memory"), "") << r.out;
+  for (const auto& id : failed_ids(r.out)) EXPECT_EQ(id, "mul.memory") << r.out;
+  const std::string block = block_of(r.out, "mul.memory");
+  EXPECT_NE(block.find("memory grew while case mul.f32.0 ran"), std::string::npos) << block;
+}
+
+TEST(Conformance, SoftmaxWithoutTheMaxSubtractedFailsOnLargeFiniteLogits) {
+  const SuiteRun r = conformance(broken("softmax-no-max"), "--filter 'softmax.f32.[0-9]*,log_softmax.f32.[0-9]*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  // Only the large finite logits: logits of order 1 and the rows with infinities pass.
+  EXPECT_EQ(failed_ids(r.out), (std::vector<std::string>{"softmax.f32.9", "log_softmax.f32.9"})) << r.out;
+  EXPECT_EQ(status_of(r, "softmax.f32.8"), "pass") << "rows of ±inf and NaN" << r.out;
+  EXPECT_NE(block_of(r.out, "softmax.f32.9").find("large finite logits"), std::string::npos) << r.out;
+}
+
+TEST(Conformance, AnOutputReadWhenBetaIsZeroShowsNaN) {
+  const SuiteRun r = conformance(broken("reads-output"), "--filter 'matmul.f32.0,matmul.f32.13'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(status_of(r, "matmul.f32.0"), "fail") << r.out;
+  EXPECT_EQ(status_of(r, "matmul.f32.13"), "pass") << "with beta 0.5 the output must be read: " << r.out;
+  EXPECT_NE(block_of(r.out, "matmul.f32.0").find("got nan (unexpected NaN)"), std::string::npos) << r.out;
+}
+
+TEST(Conformance, TheLevelNoteListsEveryUnclaimedPair) {
+  const SuiteRun r = conformance(broken("partial"), "--level core");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  // The last ops of the catalog are listed too, grouped by op, with the count.
+  EXPECT_NE(r.out.find("matmul f32 i32 i64;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("random_normal f32 (81 pairs)"), std::string::npos) << r.out;
+  EXPECT_NE(r.json.find("random_normal f32 (81 pairs)"), std::string::npos) << r.json;
 }
 
 TEST(Conformance, UnknownPluginAndBadOptionsAreUsageErrors) {

@@ -11,6 +11,14 @@
 namespace catalyst::reference {
 namespace {
 
+// x / (1 + exp(-y)). Where exp(-y) overflows (y < -709.8) the result may still be a normal
+// number (silu down to x = -715): there 1 + e^y is 1 and the result is x e^(y + 32) e^-32,
+// whose factors stay in range. x = -inf gives NaN (-inf * 0), as x * sigmoid(x) does.
+double x_sigmoid(double x, double y) {
+  if (y < -64) return x * std::exp(y + 32) * 1.2664165549094175723e-14;
+  return x / (1 + std::exp(-y));
+}
+
 double unary_float(ctl_op_id op, double x) {
   switch (op) {
     case CTL_OP_NEG:
@@ -36,7 +44,7 @@ double unary_float(ctl_op_id op, double x) {
     case CTL_OP_GELU_TANH:
       return gelu_tanh(x);
     case CTL_OP_SILU:
-      return x * (1.0 / (1.0 + std::exp(-x)));
+      return x_sigmoid(x, x);
     case CTL_OP_SIN:
       return std::sin(x);
     case CTL_OP_COS:
@@ -171,13 +179,19 @@ double float_minimum(double a, double b) {
   return a < b ? a : b;
 }
 
+// ops.md's x * 0.5 * (1 + erf(x / sqrt(2))), as x * 0.5 * erfc(-x / sqrt(2)): the same
+// function, but 1 + erf cancels for negative x (in double it was 0 from x = -8.3 on, where
+// the f32 result is still a normal number). The suite's ulp sweep (math_cases.cpp) holds
+// the reference to the exact function too.
 double gelu_erf(double x) {
-  return x * 0.5 * (1.0 + std::erf(x / std::sqrt(2.0)));
+  return x * 0.5 * std::erfc(-x / std::sqrt(2.0));
 }
 
+// ops.md's 0.5 x (1 + tanh(z)), z = k (x + 0.044715 x^3), as x / (1 + exp(-2z)): 1 + tanh(z)
+// cancels as tanh(z) nears -1 (0 in double from x = -6.7 on). x = -inf gives NaN in both.
 double gelu_tanh(double x) {
   const double k = std::sqrt(2.0 / std::numbers::pi);
-  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+  return x_sigmoid(x, 2.0 * k * (x + 0.044715 * x * x * x));
 }
 
 ctl_status* run_unary(const Call& call) {

@@ -21,6 +21,19 @@ C negate(C x) {
     return -x;
 }
 
+// x / (1 + exp(-y)). Where exp(-y) overflows (y < -709.8 in double) the result may still be
+// a normal number (silu down to x = -715): there 1 + e^y is 1 and the result is
+// x e^(y + 32) e^-32, whose factors stay in range. x = -inf gives NaN, as x * sigmoid(x).
+template <class C>
+C x_sigmoid(C x, C y) {
+  if (y < C(-64)) return x * std::exp(y + C(32)) * C(1.2664165549094175723e-14);
+  return x / (C(1) + std::exp(-y));
+}
+
+// The functions built from exp, erf or tanh by formula, which lose accuracy in f32.
+template <ctl_op_id Op>
+constexpr bool kComposite = Op == CTL_OP_SIGMOID || Op == CTL_OP_GELU || Op == CTL_OP_GELU_TANH || Op == CTL_OP_SILU;
+
 template <ctl_op_id Op, class C>
 inline C apply(C x) {
   if constexpr (Op == CTL_OP_NEG)
@@ -48,14 +61,21 @@ inline C apply(C x) {
     return C(1) / std::sqrt(x);
   else if constexpr (Op == CTL_OP_TANH)
     return std::tanh(x);
+  else if constexpr (kComposite<Op> && std::is_same_v<C, float>)
+    // In f32, exp(-x) overflows where silu(x) is still a normal number (x near -90), and
+    // rounding 1 + erf or 1 + tanh costs what the result keeps; double has room for both.
+    return static_cast<float>(apply<Op>(static_cast<double>(x)));
   else if constexpr (Op == CTL_OP_SIGMOID)
     return C(1) / (C(1) + std::exp(-x));
   else if constexpr (Op == CTL_OP_GELU)
-    return x * C(0.5) * (C(1) + std::erf(x / C(1.4142135623730950488)));
-  else if constexpr (Op == CTL_OP_GELU_TANH) {
-    return C(0.5) * x * (C(1) + std::tanh(C(0.79788456080286535588) * (x + C(0.044715) * x * x * x)));
-  } else if constexpr (Op == CTL_OP_SILU)
-    return x * (C(1) / (C(1) + std::exp(-x)));
+    // x Phi(x) with Phi(x) = erfc(-x / sqrt(2)) / 2: the same function as ops.md's
+    // 0.5 x (1 + erf(x / sqrt(2))), without its cancellation for negative x.
+    return C(0.5) * x * std::erfc(x * C(-0.70710678118654752440));
+  else if constexpr (Op == CTL_OP_GELU_TANH)
+    // 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)): no cancellation where tanh(z) nears -1.
+    return x_sigmoid(x, C(2 * 0.79788456080286535588) * (x + C(0.044715) * x * x * x));
+  else if constexpr (Op == CTL_OP_SILU)
+    return x_sigmoid(x, x);
   else if constexpr (Op == CTL_OP_SIN)
     return std::sin(x);
   else if constexpr (Op == CTL_OP_COS)

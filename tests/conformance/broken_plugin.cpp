@@ -39,6 +39,29 @@
 //                     UNSUPPORTED (op_supports and op_execute) outside neg, abs, exp, relu,
 //                     add, sub, mul, maximum, eq, lt, sum, copy, fill. The suite must report
 //                     the coverage, not failures.
+// Defects of the ulp sweep (conformance/math_cases.cpp):
+//   tanh-cancels      tanh on f32 with a contiguous input: (1 - e) / (1 + e), e = exp(-2|x|)
+//                     in f32 below |x| = 0.4, as the CPU plugin's vector code had it: 0 for
+//                     |x| <= 1e-8, 11% off at 1e-7, yet within the numeric cases' absolute
+//                     floor (32u). Strided inputs stay right.
+// Defects of issue 20's further checks (harness, worker and tail cases):
+//   writes-into-input maximum: after computing, flips the lowest bit of input 0's first
+//                     element, as a kernel that used its input as scratch would. The output
+//                     is right; only re-reading the inputs after the op shows it.
+//   partial-large-output  every op on an output of more than 65536 dense elements leaves
+//                     the last, ragged 4096-element chunk unwritten, as a thread split that
+//                     rounds its chunk count down does. The 4096 x 4096 large cases divide
+//                     evenly and pass; only odd large sizes (the large_tail cases) show it.
+//   leaks-system-malloc  mul: each call takes 1 MiB from malloc (touched, so resident)
+//                     and never frees it. The host table's count stays right; only the
+//                     process's memory over repeated runs shows it.
+//   softmax-no-max    softmax and log_softmax on f32, last axis, rows without ±inf or NaN:
+//                     recomputed as exp(x) / sum(exp(x)) without subtracting the row's
+//                     maximum. Right for logits of order 1 and for rows with infinities;
+//                     only large finite logits show it.
+//   reads-output      matmul on f32 with beta 0 adds 0 * (the output's old contents), as
+//                     a GEMM that always reads C does. Harmless on a finite old value; only
+//                     an output that starts as NaN shows it.
 //
 // The injected defects stay memory-safe inside the test process: ignores-strides keeps an
 // input's strides when a contiguous read would leave its buffer, and writes-past-end writes
@@ -48,6 +71,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
@@ -91,11 +115,36 @@ enum class Defect {
   kNeedsExtraSync,
   kNormalError,
   kPartial,
+  // Defects of the ulp sweep (conformance/math_cases.cpp).
+  kTanhCancels,
+  // Defects of issue 20's further checks.
+  kWritesIntoInput,
+  kPartialLargeOutput,
+  kLeaksSystemMalloc,
+  kSoftmaxNoMax,
+  kReadsOutput,
 };
 
 constexpr std::string_view kDefectNames[] = {
-    "",      "wrong-result",    "ignores-strides",  "writes-past-end", "leaks",   "segfault",
-    "hangs", "accepts-invalid", "needs-extra-sync", "normal-error",    "partial",
+    "",
+    "wrong-result",
+    "ignores-strides",
+    "writes-past-end",
+    "leaks",
+    "segfault",
+    "hangs",
+    "accepts-invalid",
+    "needs-extra-sync",
+    "normal-error",
+    "partial",
+    // Defects of the ulp sweep (conformance/math_cases.cpp).
+    "tanh-cancels",
+    // Defects of issue 20's further checks.
+    "writes-into-input",
+    "partial-large-output",
+    "leaks-system-malloc",
+    "softmax-no-max",
+    "reads-output",
 };
 
 constexpr Defect defect_named(std::string_view name) {
@@ -781,6 +830,168 @@ ctl_status* device_properties_partial(ctl_plugin_device* device, ctl_plugin_devi
   return nullptr;
 }
 
+// ---- ulp sweep defects (conformance/math_cases.cpp) ---------------------------------------
+
+// True when `view` is dense in row-major order.
+bool row_major_dense(const ctl_tensor_view& view) {
+  int64_t expected = 1;
+  for (uint32_t i = view.rank; i-- > 0;) {
+    if (view.shape[i] != 1 && view.strides[i] != expected) return false;
+    expected *= view.shape[i];
+  }
+  return true;
+}
+
+// tanh-cancels: below |x| = 0.4, contiguous f32 tanh is recomputed in the cancelling form.
+ctl_status* execute_tanh_cancels(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  if (op_of(call) != CTL_OP_TANH || call->input_count != 1 || !call->inputs || !view_ok(call->inputs[0])) {
+    return nullptr;
+  }
+  const ctl_tensor_view& x = *call->inputs[0];
+  const ctl_tensor_view* y = output_of(call, 0);
+  if (!y || raw(x.dtype) != CTL_DTYPE_F32 || raw(y->dtype) != CTL_DTYPE_F32 || !row_major_dense(x) ||
+      !row_major_dense(*y)) {
+    return nullptr;
+  }
+  unsigned char *xb = nullptr, *yb = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, x, &xb));
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *y, &yb));
+  if (!xb || !yb) return nullptr;
+  for (int64_t i = 0, n = element_count(*y); i < n; ++i) {
+    float v, r;
+    std::memcpy(&v, xb + x.byte_offset + static_cast<uint64_t>(i) * 4, 4);
+    if (!(std::fabs(v) < 0.4f)) continue;
+    const float e = std::exp(-2.0f * std::fabs(v));
+    r = std::copysign((1.0f - e) / (1.0f + e), v);
+    std::memcpy(yb + y->byte_offset + static_cast<uint64_t>(i) * 4, &r, 4);
+  }
+  return nullptr;
+}
+
+// ---- issue 20's further checks ---------------------------------------------------------
+
+// writes-into-input: maximum flips the lowest bit of input 0's first element.
+ctl_status* execute_writes_into_input(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  if (op_of(call) != CTL_OP_MAXIMUM) return nullptr;
+  const ctl_tensor_view* x = input_of(call, 0);
+  if (!x || element_count(*x) < 1 || element_size(*x) == 0) return nullptr;
+  unsigned char* base = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *x, &base));
+  if (base) base[x->byte_offset] ^= 1;  // little-endian: the lowest bit of the element
+  return nullptr;
+}
+
+// partial-large-output: the ragged last chunk of a large dense output 0 is left as it was.
+ctl_status* execute_partial_large_output(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  constexpr int64_t kChunk = 4096, kLargeFrom = 65536;
+  const ctl_tensor_view* out = output_of(call, 0);
+  const int64_t count = out ? element_count(*out) : -1;
+  const size_t size = out ? element_size(*out) : 0;
+  if (!out || size == 0 || count <= kLargeFrom || count % kChunk == 0 || !row_major_dense(*out)) {
+    return g_inner->op_execute(stream, call);
+  }
+  unsigned char* base = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *out, &base));
+  if (!base) return g_inner->op_execute(stream, call);
+  const uint64_t from = out->byte_offset + static_cast<uint64_t>(count / kChunk * kChunk) * size;
+  const uint64_t to = out->byte_offset + static_cast<uint64_t>(count) * size;
+  std::vector<unsigned char> kept(base + from, base + to);
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  CTL_SDK_RETURN_IF_ERROR(g_inner->stream_synchronize(stream));
+  std::memcpy(base + from, kept.data(), kept.size());
+  return nullptr;
+}
+
+// leaks-system-malloc: mul takes 1 MiB from malloc per call and keeps it.
+std::vector<void*> g_taken;  // reachable, so that the compiler keeps the allocations
+std::mutex g_taken_mutex;
+
+ctl_status* execute_leaks_system_malloc(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (op_of(call) == CTL_OP_MUL) {
+    constexpr size_t kBytes = size_t{1} << 20;
+    if (void* p = std::malloc(kBytes)) {
+      std::memset(p, 0x3C, kBytes);
+      std::lock_guard lock(g_taken_mutex);
+      g_taken.push_back(p);
+    }
+  }
+  return g_inner->op_execute(stream, call);
+}
+
+// softmax-no-max: f32 softmax and log_softmax along the last axis, on dense rows without
+// ±inf or NaN, recomputed without subtracting the row's maximum.
+ctl_status* execute_softmax_no_max(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  const int64_t op = op_of(call);
+  if (op != CTL_OP_SOFTMAX && op != CTL_OP_LOG_SOFTMAX) return nullptr;
+  const ctl_tensor_view* x = input_of(call, 0);
+  const ctl_tensor_view* y = output_of(call, 0);
+  if (!x || !y || raw(x->dtype) != CTL_DTYPE_F32 || raw(y->dtype) != CTL_DTYPE_F32 || x->rank < 1 ||
+      !row_major_dense(*x) || !row_major_dense(*y) || element_count(*x) < 1) {
+    return nullptr;
+  }
+  int32_t axis = -1;
+  if (call->attrs) std::memcpy(&axis, static_cast<const unsigned char*>(call->attrs) + sizeof(size_t), sizeof axis);
+  if (axis != -1 && axis != static_cast<int32_t>(x->rank) - 1) return nullptr;
+  unsigned char *xb = nullptr, *yb = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *x, &xb));
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *y, &yb));
+  if (!xb || !yb) return nullptr;
+  const int64_t n = x->shape[x->rank - 1], rows = element_count(*x) / n;
+  std::vector<float> row(static_cast<size_t>(n));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(row.data(), xb + x->byte_offset + static_cast<uint64_t>(r * n) * 4, static_cast<size_t>(n) * 4);
+    if (!std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); })) continue;
+    float sum = 0;
+    for (float v : row) sum += std::exp(v);
+    for (float& v : row) v = op == CTL_OP_SOFTMAX ? std::exp(v) / sum : v - std::log(sum);
+    std::memcpy(yb + y->byte_offset + static_cast<uint64_t>(r * n) * 4, row.data(), static_cast<size_t>(n) * 4);
+  }
+  return nullptr;
+}
+
+// reads-output: f32 matmul with beta 0 adds 0 * the output's old contents.
+ctl_status* execute_reads_output(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  const ctl_tensor_view* out = output_of(call, 0);
+  double beta = 0;
+  if (op_of(call) == CTL_OP_MATMUL && call->attrs) {
+    ctl_matmul_attrs attrs{};
+    std::memcpy(&attrs, call->attrs, std::min(sizeof attrs, *static_cast<const size_t*>(call->attrs)));
+    beta = attrs.beta;
+  }
+  if (op_of(call) != CTL_OP_MATMUL || beta != 0 || !out || raw(out->dtype) != CTL_DTYPE_F32 ||
+      element_count(*out) < 1) {
+    return g_inner->op_execute(stream, call);
+  }
+  unsigned char* base = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *out, &base));
+  if (!base) return g_inner->op_execute(stream, call);
+  // The old contents, element by element in the view's order.
+  const int64_t count = element_count(*out);
+  std::vector<uint64_t> at(static_cast<size_t>(count));
+  std::vector<float> old(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, offset = 0;
+    for (uint32_t axis = out->rank; axis-- > 0;) {
+      offset += rest % out->shape[axis] * out->strides[axis];
+      rest /= out->shape[axis];
+    }
+    at[static_cast<size_t>(i)] = out->byte_offset + static_cast<uint64_t>(offset) * 4;
+    std::memcpy(&old[static_cast<size_t>(i)], base + at[static_cast<size_t>(i)], 4);
+  }
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  CTL_SDK_RETURN_IF_ERROR(g_inner->stream_synchronize(stream));
+  for (size_t i = 0; i < at.size(); ++i) {
+    float v;
+    std::memcpy(&v, base + at[i], 4);
+    v += 0.0f * old[i];
+    std::memcpy(base + at[i], &v, 4);
+  }
+  return nullptr;
+}
+
 // ---- the table ---------------------------------------------------------------------------
 
 void build_table(const ctl_plugin_api* inner) {
@@ -836,6 +1047,26 @@ void build_table(const ctl_plugin_api* inner) {
       g_api.device_properties = device_properties_partial;
       g_api.op_supports = supports_partial;
       g_api.op_execute = execute_partial;
+      break;
+    // Defects of the ulp sweep.
+    case Defect::kTanhCancels:
+      g_api.op_execute = execute_tanh_cancels;
+      break;
+    // Defects of issue 20's further checks.
+    case Defect::kWritesIntoInput:
+      g_api.op_execute = execute_writes_into_input;
+      break;
+    case Defect::kPartialLargeOutput:
+      g_api.op_execute = execute_partial_large_output;
+      break;
+    case Defect::kLeaksSystemMalloc:
+      g_api.op_execute = execute_leaks_system_malloc;
+      break;
+    case Defect::kSoftmaxNoMax:
+      g_api.op_execute = execute_softmax_no_max;
+      break;
+    case Defect::kReadsOutput:
+      g_api.op_execute = execute_reads_output;
       break;
     case Defect::kUnknown:
       break;

@@ -58,9 +58,29 @@ __kernel void where_select(__global const uchar* cond, long c_offset, long8 c_st
 
 #define M(v) ((MATH_T)(v))
 #define SQRT_HALF_PI_INV 0.79788456080286535587989211986876  /* sqrt(2 / pi) */
-inline MATH_T ctl_gelu(MATH_T x) { return x * (MATH_T)0.5 * ((MATH_T)1 + erf(x * (MATH_T)0.70710678118654752440)); }
+// PoCL 3's f64 exp returns inf for x in (709.08, 709.78], where e^x is still finite (8406
+// ulp off at 709.7827, the ulp sweep found it). There e^x = e^(x - ln2_hi) 2 (1 - ln2_lo):
+// ln2_hi is ln 2 to 43 bits, so x - ln2_hi is exact in [512, 1024); the doubling comes last.
+inline MATH_T ctl_exp(MATH_T x) {
+  if (x > (MATH_T)709 && x < (MATH_T)710) {
+    return exp(x - (MATH_T)0.6931471805598903) * ((MATH_T)1 - (MATH_T)5.497923018708371e-14) * (MATH_T)2;
+  }
+  return exp(x);
+}
+#define EXP_MINUS_32 1.2664165549094175723e-14 /* e^-32 */
+// x / (1 + exp(-y)), also where exp(-y) overflows although the result is a normal number
+// (y below -88.7 in f32, -709.8 in f64): there 1 + e^y is 1 to the last bit and the result
+// is x e^(y + 32) e^-32, whose factors stay normal. y + 32 is exact for an argument y
+// (silu) and one extra rounding for gelu_tanh's computed one.
+inline MATH_T ctl_x_sigmoid(MATH_T x, MATH_T y) {
+  if (y < (MATH_T)-64) return x * exp(y + (MATH_T)32) * (MATH_T)EXP_MINUS_32;
+  return x / ((MATH_T)1 + exp(-y));
+}
+// 0.5 x (1 + erf(x / sqrt(2))) as 0.5 x erfc(-x / sqrt(2)): 1 + erf cancels for x < 0.
+inline MATH_T ctl_gelu(MATH_T x) { return (MATH_T)0.5 * x * erfc(x * (MATH_T)-0.70710678118654752440); }
+// 0.5 x (1 + tanh(z)) as x / (1 + exp(-2z)): 1 + tanh cancels as tanh(z) nears -1.
 inline MATH_T ctl_gelu_tanh(MATH_T x) {
-  return (MATH_T)0.5 * x * ((MATH_T)1 + tanh((MATH_T)SQRT_HALF_PI_INV * (x + (MATH_T)0.044715 * x * x * x)));
+  return ctl_x_sigmoid(x, (MATH_T)(2 * SQRT_HALF_PI_INV) * (x + (MATH_T)0.044715 * x * x * x));
 }
 // d/dx of the two gelu forms.
 inline MATH_T ctl_gelu_grad(MATH_T x) {
@@ -90,7 +110,7 @@ inline C_(TA) ctl_minimum(C_(TA) a, C_(TA) b) {
 
 UNARY_KERNEL(neg, -v)
 UNARY_KERNEL(abs, fabs(v))
-UNARY_KERNEL(exp, exp(M(v)))
+UNARY_KERNEL(exp, ctl_exp(M(v)))
 UNARY_KERNEL(log, log(M(v)))
 UNARY_KERNEL(sqrt, sqrt(M(v)))
 UNARY_KERNEL(rsqrt, (MATH_T)1 / sqrt(M(v)))
@@ -99,7 +119,7 @@ UNARY_KERNEL(sigmoid, (MATH_T)1 / ((MATH_T)1 + exp(-M(v))))
 UNARY_KERNEL(relu, isnan(v) ? v : (v > 0 ? v : (C_(TA))0))
 UNARY_KERNEL(gelu, ctl_gelu(M(v)))
 UNARY_KERNEL(gelu_tanh, ctl_gelu_tanh(M(v)))
-UNARY_KERNEL(silu, M(v) * ((MATH_T)1 / ((MATH_T)1 + exp(-M(v)))))
+UNARY_KERNEL(silu, ctl_x_sigmoid(M(v), M(v)))
 UNARY_KERNEL(sin, sin(M(v)))
 UNARY_KERNEL(cos, cos(M(v)))
 UNARY_KERNEL(reciprocal, (MATH_T)1 / M(v))

@@ -1,0 +1,320 @@
+// math_cases.cpp — the ulp sweep: every elementwise transcendental, in every float dtype,
+// over its whole domain, measured in ulps against the exact value, as the Khronos CTS
+// math tests measure OpenCL's built-ins.
+//
+// The numeric cases (numeric_cases.cpp) compare random arguments in [-4, 4] with the
+// reference kernels under a bound with an absolute floor, which let a tanh that returned 0
+// for |x| <= 1e-8 pass. Here the arguments are every binade of the dtype from the smallest
+// subnormal to the largest finite value, both signs (f16 and bf16: all 65536 values), a
+// dense grid over the range where exp and its relatives leave the dtype's range, the edges
+// of that range, and ±0, ±inf, NaN; the oracle is the function itself in long double (64
+// significand bits), written without cancellation; the bound is in ulps with no absolute
+// floor (tolerance.h gives each bound and why). Each op and dtype is swept twice: with a
+// contiguous input (where a plugin runs its vector code) and with a strided one (where it
+// typically runs scalar code). The reference kernels are swept too, in the same case: a
+// failure there is reported as the suite's own.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "case.h"
+#include "dispatch.h"
+#include "numeric_harness.h"
+#include "tolerance.h"
+#include "values.h"
+
+namespace catalyst::conformance {
+namespace {
+
+const ctl_op_id kSwept[] = {CTL_OP_EXP,  CTL_OP_LOG,       CTL_OP_SQRT, CTL_OP_RSQRT, CTL_OP_TANH, CTL_OP_SIGMOID,
+                            CTL_OP_GELU, CTL_OP_GELU_TANH, CTL_OP_SILU, CTL_OP_SIN,   CTL_OP_COS,  CTL_OP_RECIPROCAL};
+
+// e^v / (1 + e^v) below 0, 1 / (1 + e^-v) above: no overflow, no cancellation.
+long double sigmoid(long double v) {
+  if (v < 0) {
+    const long double e = std::exp(v);
+    return e / (1 + e);
+  }
+  return 1 / (1 + std::exp(-v));
+}
+
+// docs/ops.md's definitions, exactly (to long double's precision). gelu's
+// 0.5 x (1 + erf(x / sqrt(2))) is 0.5 x erfc(-x / sqrt(2)), and gelu_tanh's
+// 0.5 x (1 + tanh(z)) is x sigmoid(2z): the same functions without cancellation. At
+// x = -inf these give NaN (-inf * 0), as the formulas do.
+long double exact(ctl_op_id op, long double x) {
+  switch (op) {
+    case CTL_OP_EXP:
+      return std::exp(x);
+    case CTL_OP_LOG:
+      return std::log(x);
+    case CTL_OP_SQRT:
+      return std::sqrt(x);
+    case CTL_OP_RSQRT:
+      return 1 / std::sqrt(x);
+    case CTL_OP_TANH:
+      return std::tanh(x);
+    case CTL_OP_SIGMOID:
+      return sigmoid(x);
+    case CTL_OP_GELU:
+      return 0.5L * x * std::erfc(-x * 0.707106781186547524400844362104849039L);
+    case CTL_OP_GELU_TANH:
+      return x * sigmoid(2 * 0.797884560802865355879892119868763737L * (x + 0.044715L * x * x * x));
+    case CTL_OP_SILU:
+      return x * sigmoid(x);
+    case CTL_OP_SIN:
+      return std::sin(x);
+    case CTL_OP_COS:
+      return std::cos(x);
+    case CTL_OP_RECIPROCAL:
+      return 1 / x;
+    default:
+      return std::numeric_limits<long double>::quiet_NaN();
+  }
+}
+
+// |x f'(x) / f(x)| by a central difference: how much a relative error in the argument grows.
+double condition(ctl_op_id op, long double x, long double fx) {
+  if (x == 0 || fx == 0 || !std::isfinite(x)) return 0;
+  const long double h = std::fabs(x) * 1e-9L;
+  return static_cast<double>(std::fabs(x * (exact(op, x + h) - exact(op, x - h)) / (2 * h) / fx));
+}
+
+// The bit pattern of element i of a buffer of the dtype.
+uint64_t bits_at(const std::vector<unsigned char>& bytes, ctl_dtype d, size_t i) {
+  uint64_t b = 0;
+  std::memcpy(&b, bytes.data() + i * ctl_dtype_size(d), ctl_dtype_size(d));
+  return b;
+}
+
+// The arguments, as bytes of the dtype. Fixed (not from the run's seed): a sweep is the
+// same on every run.
+std::vector<unsigned char> sweep_arguments(ctl_dtype d) {
+  const size_t size = ctl_dtype_size(d);
+  std::vector<unsigned char> out;
+  auto push_bits = [&](uint64_t b) {
+    const size_t at = out.size();
+    out.resize(at + size);
+    std::memcpy(out.data() + at, &b, size);
+  };
+  auto push = [&](double v) {
+    const size_t at = out.size();
+    out.resize(at + size);
+    store(out.data() + at, d, v);
+  };
+  if (size == 2) {  // f16, bf16: every value
+    for (uint32_t b = 0; b < 65536; ++b) push_bits(b);
+    return out;
+  }
+  const bool f64 = d == CTL_DTYPE_F64;
+  const int mantissa_bits = f64 ? 52 : 23, exponents = f64 ? 2047 : 255, per_binade = f64 ? 8 : 32;
+  const uint64_t mantissa_mask = (uint64_t{1} << mantissa_bits) - 1;
+  std::mt19937_64 rng(0x5eed);
+  for (int e = 0; e < exponents; ++e) {
+    for (int k = 0; k < per_binade; ++k) {
+      const uint64_t m = k == 0 ? 0 : k == 1 ? mantissa_mask : (rng() & mantissa_mask);
+      for (uint64_t sign : {uint64_t{0}, uint64_t{1}}) {
+        push_bits(sign << (size * 8 - 1) | static_cast<uint64_t>(e) << mantissa_bits | m);
+      }
+    }
+  }
+  // Where exp, sigmoid, silu and the gelus leave the range (f32 up to +-128, f64 +-1024).
+  const double reach = f64 ? 1024 : 128, step = f64 ? 1.0 / 8 : 1.0 / 64;
+  for (double v = -reach; v <= reach; v += step) push(v);
+  // The edges themselves, and 8 neighbours on each side.
+  const double max = f64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
+  const double min = f64 ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
+  const double sub = f64 ? std::numeric_limits<double>::denorm_min() : std::numeric_limits<float>::denorm_min();
+  for (double edge : {std::log(max), std::log(min), std::log(sub), 1e-30, 1e-8, 1e-7, 1e-6}) {
+    for (double sign : {1.0, -1.0}) {
+      double v = sign * edge;
+      if (!f64) v = static_cast<float>(v);
+      for (int k = 0; k < 8; ++k)
+        v = f64 ? std::nextafter(v, -INFINITY) : std::nextafter(static_cast<float>(v), -INFINITY);
+      for (int k = 0; k < 17; ++k) {
+        push(v);
+        v = f64 ? std::nextafter(v, INFINITY) : std::nextafter(static_cast<float>(v), INFINITY);
+      }
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (double v : {0.0, -0.0, inf, -inf, nan, max, -max, min, -min, sub, -sub}) push(v);
+  return out;
+}
+
+// The device's results for the arguments, from one op call on `device`: the input is
+// contiguous, or (strided) every other element of a buffer twice as long.
+std::vector<unsigned char> run_on(ctl_device* device, ctl_op_id op, ctl_dtype d, const std::vector<unsigned char>& args,
+                                  bool strided, bool* unsupported, std::string* why) {
+  const size_t size = ctl_dtype_size(d);
+  const int64_t n = static_cast<int64_t>(args.size() / size);
+  std::vector<unsigned char> base = args;
+  if (strided) {
+    base.assign(args.size() * 2, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(base.data() + 2 * i * size, args.data() + i * size, size);
+      store(base.data() + (2 * i + 1) * size, d, 0.5);  // between them: a value that must not leak in
+    }
+  }
+  const int64_t base_n = static_cast<int64_t>(base.size() / size);
+  ctl_tensor* t = nullptr;
+  check_ok(ctl_tensor_from_host(device, d, 1, &base_n, base.data(), base.size(), &t), "creating the sweep's input");
+  TensorPtr owner(t);
+  TensorPtr input;
+  if (strided) {
+    ctl_tensor* view = nullptr;
+    check_ok(ctl_tensor_slice(t, 0, 0, base_n, 2, &view), "slicing the sweep's input");
+    input.reset(view);
+  } else {
+    input = std::move(owner);
+  }
+  ctl_tensor* y = nullptr;
+  check_ok(ctl_tensor_create(device, d, 1, &n, &y), "creating the sweep's output");
+  TensorPtr output(y);
+  ctl_tensor* in[1] = {input.get()};
+  ctl_tensor* out[1] = {output.get()};
+  bool asked = false;
+  if (ctl_status* s = query_op_support(op, 1, in, nullptr, 1, out, &asked)) {
+    const ctl_status_code code = ctl_status_get_code(s);
+    *why = std::string("op_supports: ") + ctl_status_get_message(s);
+    ctl_status_free(s);
+    if (code == CTL_STATUS_UNSUPPORTED) {
+      *unsupported = true;
+      return {};
+    }
+    throw CaseFailure(std::string("op_supports failed with ") + ctl_status_code_name(code) + ": " + *why);
+  }
+  if (ctl_status* s = ctl_op_run_into(op, 1, in, nullptr, 1, out)) {
+    const ctl_status_code code = ctl_status_get_code(s);
+    *why = std::string("op_execute: ") + ctl_status_get_message(s);
+    ctl_status_free(s);
+    if (code == CTL_STATUS_UNSUPPORTED && !asked) {
+      *unsupported = true;
+      return {};
+    }
+    throw CaseFailure(std::string(ctl_op_name(op)) + " failed: " + *why);
+  }
+  std::vector<unsigned char> result(static_cast<size_t>(n) * size);
+  check_ok(ctl_tensor_to_host(output.get(), result.data(), result.size()), "reading the sweep's results");
+  return result;
+}
+
+// How far past its bound one result is, in ulps (0: within it), or +inf for a wrong
+// special (NaN, infinity, sign of zero).
+double excess(ctl_op_id op, ctl_dtype d, const UlpBound& bound, long double x, long double got, double* ulps) {
+  const long double e = exact(op, x);
+  *ulps = 0;
+  if (std::isnan(e) || std::isnan(got)) return std::isnan(e) == std::isnan(got) ? 0 : INFINITY;
+  if (std::isinf(e)) return got == e ? 0 : INFINITY;  // an exact infinity (inf input, log(0), 1/0)
+  if (e == 0) return got == 0 && std::signbit(got) == std::signbit(e) ? 0 : INFINITY;
+  // Beyond the largest finite value, an infinity and the next power of two are one value.
+  const long double top = overflow_threshold(d);
+  const long double ec = std::fabs(e) > top ? std::copysign(top, e) : e;
+  const long double gc = std::isinf(got) ? std::copysign(top, got) : got;
+  const long double diff = std::fabs(gc - ec);
+  const long double ulp = ulp_of(d, ec);
+  *ulps = static_cast<double>(diff / ulp);
+  const long double min_normal = smallest_normal(d);
+  if (std::fabs(e) < min_normal && diff <= min_normal) return 0;  // flushed to zero
+  const double u_compute = d == CTL_DTYPE_F64 ? 0x1p-53 : 0x1p-24;
+  double allowed = bound.ulps;
+  if (bound.argument_roundings > 0) {
+    allowed += bound.argument_roundings * condition(op, x, e) * u_compute * static_cast<double>(std::fabs(ec) / ulp);
+  }
+  if (*ulps <= allowed) return 0;
+  // A subnormal argument that the device read as zero (no denormals, as OpenCL allows).
+  if (x != 0 && std::fabs(x) < min_normal) {
+    const long double e0 = exact(op, std::copysign(0.0L, x));
+    if (got == e0 || (std::isfinite(e0) && e0 != 0 && std::fabs(got - e0) <= bound.ulps * ulp_of(d, e0))) return 0;
+  }
+  return *ulps - allowed;
+}
+
+std::string hex_bits(uint64_t b, size_t size) {
+  std::ostringstream o;
+  o << "0x" << std::hex;
+  o.width(static_cast<int>(size * 2));
+  o.fill('0');
+  o << b;
+  return o.str();
+}
+
+// Checks one device's results; returns "" or the failure in words.
+std::string judge(ctl_op_id op, ctl_dtype d, const std::vector<unsigned char>& args,
+                  const std::vector<unsigned char>& got, const char* who, const char* layout) {
+  const size_t size = ctl_dtype_size(d), n = args.size() / size;
+  const UlpBound bound = ulp_bound(op, d);
+  size_t bad = 0, worst_at = 0;
+  double worst_excess = 0, worst_ulps = 0, max_ulps = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const long double x = load(args.data() + i * size, d), g = load(got.data() + i * size, d);
+    double ulps = 0;
+    const double over = excess(op, d, bound, x, g, &ulps);
+    if (std::isfinite(ulps)) max_ulps = std::max(max_ulps, ulps);
+    if (over <= 0) continue;
+    ++bad;
+    if (over > worst_excess) worst_excess = over, worst_at = i, worst_ulps = ulps;
+  }
+  if (bad == 0) return "";
+  const long double x = load(args.data() + worst_at * size, d), g = load(got.data() + worst_at * size, d);
+  std::ostringstream o;
+  o.precision(17);
+  o << ctl_op_name(op) << " " << ctl_dtype_name(d) << " on " << who << ", " << layout << ": " << bad << " of " << n
+    << " results past the bound of " << bound.ulps << " ulp";
+  if (bound.argument_roundings > 0) o << " (+ " << bound.argument_roundings << " argument roundings)";
+  o << "; worst at x = " << static_cast<double>(x) << " (" << hex_bits(bits_at(args, d, worst_at), size)
+    << "): expected " << static_cast<double>(exact(op, x)) << ", got " << static_cast<double>(g);
+  if (std::isinf(worst_excess)) {
+    o << " (a wrong special value: NaN, infinity or sign of zero)";
+  } else {
+    o << " (" << worst_ulps << " ulp off)";
+  }
+  return o.str();
+}
+
+void sweep(CaseContext& ctx, ctl_op_id op, ctl_dtype d, bool strided) {
+  if (!(ctx.dtype_mask & CTL_DTYPE_BIT(d))) {
+    throw CaseUnsupported(std::string("the device does not claim dtype ") + ctl_dtype_name(d));
+  }
+  const std::vector<unsigned char> args = sweep_arguments(d);
+  const char* layout = strided ? "strided input (every other element)" : "contiguous input";
+  bool unsupported = false;
+  std::string why;
+  const auto got = run_on(ctx.device, op, d, args, strided, &unsupported, &why);
+  if (unsupported) throw CaseUnsupported(why);
+  const std::string failure = judge(op, d, args, got, "the device", layout);
+  if (!failure.empty()) throw CaseFailure(failure);
+  // The reference kernels are held to the same bound: they are every other case's oracle.
+  const auto ref = run_on(ctx.reference, op, d, args, strided, &unsupported, &why);
+  const std::string ref_failure = unsupported ? "internal: " + why : judge(op, d, args, ref, "the reference", layout);
+  if (!ref_failure.empty()) throw CaseFailure("internal: the reference kernels fail the sweep: " + ref_failure);
+  ctx.note = std::to_string(args.size() / ctl_dtype_size(d)) + " arguments";
+}
+
+}  // namespace
+
+void add_math_cases(std::vector<Case>& out) {
+  for (ctl_op_id op : kSwept) {
+    for (ctl_dtype d : {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16}) {
+      for (bool strided : {false, true}) {
+        Case c;
+        c.op = ctl_op_name(op);
+        c.dtype = ctl_dtype_name(d);
+        c.id = c.op + "." + c.dtype + (strided ? ".ulp_sweep_strided" : ".ulp_sweep");
+        c.group = c.op;
+        c.level = is_required_dtype(d) ? Level::kCore : Level::kFull;
+        c.label = std::string("ulp sweep over the whole domain, ") + (strided ? "strided input" : "contiguous input");
+        c.run = [op, d, strided](CaseContext& ctx) { sweep(ctx, op, d, strided); };
+        out.push_back(std::move(c));
+      }
+    }
+  }
+}
+
+}  // namespace catalyst::conformance
