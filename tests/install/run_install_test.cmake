@@ -6,15 +6,24 @@
 #     from the installed layout; LD_LIBRARY_PATH=<tmp>/lib only if the loader needs it)
 #  3. the installed headers compiled as C++20
 #  4. a find_package(Catalyst) project (cmake_consumer/) configured with
-#     CMAKE_PREFIX_PATH=<tmp>, built and run.
-# Arguments: BUILD_DIR WORK_DIR SOURCE_DIR C_COMPILER CXX_COMPILER GENERATOR
+#     CMAKE_PREFIX_PATH=<tmp>, built and run;
+#  5. a C++ find_package project on Catalyst::cpp (cpp_consumer/), which also checks that
+#     every documented target name exists, built and run;
+#  6. the installed skeleton (<tmp>/share/catalyst/skeleton) copied, built as a vendor
+#     would, loaded by the installed `catalyst devices --plugin`, and run through the
+#     installed `catalyst conformance`, which must find no failure and report that the
+#     `core` level is not reached (exit status 2: the skeleton implements no op).
+# Arguments: BUILD_DIR WORK_DIR SOURCE_DIR DATADIR C_COMPILER CXX_COMPILER GENERATOR
 function(run)
-  cmake_parse_arguments(R "" "WHAT" "COMMAND;ENV" ${ARGN})
+  cmake_parse_arguments(R "" "WHAT;EXPECT" "COMMAND;ENV" ${ARGN})
+  if(NOT DEFINED R_EXPECT)
+    set(R_EXPECT 0)
+  endif()
   execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=CATALYST_PLUGINS --unset=CATALYST_PLUGIN_PATH
                           --unset=CATALYST_LOG ${R_ENV} ${R_COMMAND}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${R_WHAT} failed (${rc}):\n  ${R_COMMAND}\n${out}\n${err}")
+  if(NOT rc STREQUAL R_EXPECT)
+    message(FATAL_ERROR "${R_WHAT} failed (exit ${rc}, expected ${R_EXPECT}):\n  ${R_COMMAND}\n${out}\n${err}")
   endif()
   message(STATUS "${R_WHAT}: ok ${out}")
   set(LAST_OUTPUT "${out}" PARENT_SCOPE)
@@ -75,3 +84,32 @@ run(WHAT "configure the find_package consumer"
             -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER})
 run(WHAT "build the find_package consumer" COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/cmake_consumer)
 run(WHAT "run the find_package consumer" ENV ${run_env} COMMAND ${WORK_DIR}/cmake_consumer/cmake_consumer)
+
+run(WHAT "configure the C++ find_package consumer"
+    COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/cpp_consumer -B ${WORK_DIR}/cpp_consumer -G ${GENERATOR}
+            -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+run(WHAT "build the C++ find_package consumer" COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/cpp_consumer)
+run(WHAT "run the C++ find_package consumer" ENV ${run_env} COMMAND ${WORK_DIR}/cpp_consumer/cpp_consumer)
+
+# The vendor's path: copy the installed skeleton, build it against the prefix, load it.
+set(skeleton_src ${prefix}/${DATADIR}/catalyst/skeleton)
+if(NOT EXISTS ${skeleton_src}/CMakeLists.txt)
+  message(FATAL_ERROR "the skeleton plugin is not installed in ${skeleton_src}")
+endif()
+file(COPY ${skeleton_src}/ DESTINATION ${WORK_DIR}/mydevice)
+run(WHAT "configure the skeleton plugin"
+    COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/mydevice -B ${WORK_DIR}/mydevice/build -G ${GENERATOR}
+            -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+run(WHAT "build the skeleton plugin" COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/mydevice/build)
+set(skeleton_plugin ${WORK_DIR}/mydevice/build/libcatalyst-skeleton.so)
+run(WHAT "catalyst devices --plugin <skeleton>" ENV ${run_env}
+    COMMAND ${prefix}/bin/catalyst devices --plugin ${skeleton_plugin})
+if(NOT LAST_OUTPUT MATCHES "skeleton")
+  message(FATAL_ERROR "catalyst devices did not list the skeleton plugin:\n${LAST_OUTPUT}")
+endif()
+run(WHAT "catalyst conformance --plugin <skeleton>" EXPECT 2 ENV ${run_env}
+    COMMAND ${prefix}/bin/catalyst conformance --plugin ${skeleton_plugin} --jobs 2
+            --report ${WORK_DIR}/skeleton-conformance.json)
+if(NOT LAST_OUTPUT MATCHES " 0 failed, 0 crashed, 0 timed out" OR NOT LAST_OUTPUT MATCHES "level reached: none")
+  message(FATAL_ERROR "the suite should find nothing wrong with the skeleton and report no level reached:\n${LAST_OUTPUT}")
+endif()
