@@ -4,7 +4,7 @@
 namespace catalyst::conformance {
 
 void Catalog::add_named(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, const std::string& name, std::string label,
-                        Body body) {
+                        Body body, Level at_least) {
   const std::string op_text = ctl_op_name(op);
   const std::string dtype_text = ctl_dtype_name(dtypes.front());
   const std::string key = op_text + "." + dtype_text;
@@ -17,6 +17,7 @@ void Catalog::add_named(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, cons
   for (ctl_dtype d : dtypes) {
     if (!is_required_dtype(d)) c.level = Level::kFull;
   }
+  if (at_least > c.level) c.level = at_least;
   c.label = std::move(label);
   c.run = [body = std::move(body)](CaseContext& ctx) {
     Harness h(ctx);

@@ -39,11 +39,12 @@ class Catalog {
   void add_large(ctl_op_id op, ctl_dtype d, std::string label, Body body) {
     add_large(op, std::vector<ctl_dtype>{d}, std::move(label), std::move(body));
   }
+  // A named case, "<op>.<dtype>.<name>", at `at_least` or the level its dtypes give, the
+  // higher: the tail cases ("large_tail"), which are too slow for every core run.
+  void add_named(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, const std::string& name, std::string label,
+                 Body body, Level at_least = Level::kCore);
 
  private:
-  void add_named(ctl_op_id op, const std::vector<ctl_dtype>& dtypes, const std::string& name, std::string label,
-                 Body body);
-
   std::vector<Case>& out_;
   Level required_level_;
   std::map<std::string, int> counters_;

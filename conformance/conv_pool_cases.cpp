@@ -434,6 +434,41 @@ void large_cases(Catalog& cat) {
                 [=](Harness& h) { run_pool(h, CTL_OP_MAX_POOL2D, f, pool); });
 }
 
+// ---- tail cases: about 10^6 elements in odd sizes, every op ----------------------------
+//
+// Odd batch, channel and spatial sizes (67 x 131 planes, 5 and 37 channels), so that no
+// split of a plugin's (batch, channel, row) work divides them evenly. At `full`.
+
+void tail_cases(Catalog& cat) {
+  const ctl_dtype f = CTL_DTYPE_F32;
+  ConvVariant conv;  // x [3,5,67,131], weight [37,5,3,3]: output [3,37,67,131], 974k elements
+  conv.n = 3;
+  conv.c = 5;
+  conv.h = 67;
+  conv.w = 131;
+  conv.o = 37;
+  conv.padding[0] = conv.padding[1] = 1;
+  conv.bias = true;
+  for (ctl_op_id op : {CTL_OP_CONV2D, CTL_OP_CONV2D_BACKWARD_INPUT, CTL_OP_CONV2D_BACKWARD_WEIGHT}) {
+    cat.add_named(
+        op, {f}, "large_tail", "large, odd sizes: " + conv_label(op, conv),
+        [=](Harness& h) { run_conv(h, op, f, conv); }, Level::kFull);
+  }
+  PoolVariant pool;  // x [3,37,97,131], 3x3 windows, stride 2, padding 1
+  pool.n = 3;
+  pool.c = 37;
+  pool.h = 97;
+  pool.w = 131;
+  pool.kernel[0] = pool.kernel[1] = 3;
+  pool.stride[0] = pool.stride[1] = 2;
+  pool.padding[0] = pool.padding[1] = 1;
+  for (ctl_op_id op : {CTL_OP_MAX_POOL2D, CTL_OP_MAX_POOL2D_BACKWARD, CTL_OP_AVG_POOL2D, CTL_OP_AVG_POOL2D_BACKWARD}) {
+    cat.add_named(
+        op, {f}, "large_tail", "large, odd sizes: " + pool_label(op, pool),
+        [=](Harness& h) { run_pool(h, op, f, pool); }, Level::kFull);
+  }
+}
+
 }  // namespace
 
 void add_conv_pool_cases(std::vector<Case>& out) {
@@ -445,6 +480,7 @@ void add_conv_pool_cases(std::vector<Case>& out) {
     for (ctl_dtype d : kFloat) pool_cases(cat, op, d);
   }
   large_cases(cat);
+  tail_cases(cat);
 }
 
 }  // namespace catalyst::conformance

@@ -429,6 +429,24 @@ void softmax_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
     tol.n = 3;
     h.run(op, {&x}, nullptr, 1, {tol});
   });
+  // Large finite logits, no infinity anywhere: exp overflows (or, far below zero, every
+  // term underflows to 0) unless the row's maximum is subtracted first. Rows around 1e4,
+  // -1e4, just past exp's overflow for the dtype (f32 and bf16 88.7, f64 709.8, f16 11.1),
+  // and one spanning both signs.
+  cat.add(op, d, "[4,37] large finite logits (about ±1e4, and just past exp's overflow)", [=](Harness& h) {
+    const double edge = d == CTL_DTYPE_F64 ? 712 : d == CTL_DTYPE_F16 ? 11.5 : 89;
+    std::uniform_real_distribution<double> spread(0.0, 3.0);
+    auto& rng = h.context().rng;
+    std::vector<double> v;
+    for (double center : {1e4, -1e4, edge + 1.5, -2 * edge}) {
+      for (int i = 0; i < 37; ++i) v.push_back(center + spread(rng));
+    }
+    v[3 * 37 + 5] = 1e4;  // the last row also holds one huge logit and many negative ones
+    Operand x = h.input_from(d, {4, 37}, v);
+    Tolerance tol(Tol::kRowNorm);
+    tol.n = 37;
+    h.run(op, {&x}, nullptr, 1, {tol});
+  });
 }
 
 void norm_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
@@ -735,6 +753,182 @@ void large_cases(Catalog& cat) {
   });
 }
 
+// ---- tail cases: large and odd-sized, past every split a plugin might make ---------------
+//
+// The large cases above are 4096 wide: a multiple of every vector width, tile and thread
+// split, so a kernel whose remainder path is wrong, or that drops the last chunk of a
+// parallel split, passes them. These have about 10^6 elements in sizes that are multiples
+// of nothing useful (1000003 is prime; 1031, 1021, 997, 389 too), with more rows than a
+// GEMM's row block (1536), more columns than its column block (1024) and a depth past its
+// depth block (256), and more elements than any thread split's grain. One per op, f32, at
+// `full`: each costs the reference a second or so.
+
+constexpr int64_t kTail = 1000003;                      // elements of a rank-1 case
+const std::vector<int64_t> kTailRows = {1031, 1021};    // rank-2 cases
+const std::vector<int64_t> kTailBlock = {7, 149, 977};  // rank-3, 1019641 elements
+constexpr Level kTailLevel = Level::kFull;
+
+void tail_cases(Catalog& cat) {
+  const ctl_dtype f = CTL_DTYPE_F32;
+  const auto add = [&](ctl_op_id op, const std::vector<ctl_dtype>& dtypes, const std::string& label, Body body) {
+    cat.add_named(op, dtypes, "large_tail", "large, odd sizes: " + label, std::move(body), kTailLevel);
+  };
+  for (ctl_op_id op :
+       {CTL_OP_NEG, CTL_OP_ABS, CTL_OP_EXP, CTL_OP_LOG, CTL_OP_SQRT, CTL_OP_RSQRT, CTL_OP_TANH, CTL_OP_SIGMOID,
+        CTL_OP_RELU, CTL_OP_GELU, CTL_OP_GELU_TANH, CTL_OP_SILU, CTL_OP_SIN, CTL_OP_COS, CTL_OP_RECIPROCAL}) {
+    const Values kind =
+        (op == CTL_OP_LOG || op == CTL_OP_SQRT || op == CTL_OP_RSQRT) ? Values::kPositive : Values::kGeneral;
+    add(op, {f}, shape_label({kTail}) + " contiguous", [=](Harness& h) {
+      Operand x = h.input(f, {kTail}, Layout::kContiguous, kind);
+      h.run(op, {&x}, nullptr, 1, {unary_tol(op)});
+    });
+  }
+  for (ctl_op_id op : {CTL_OP_ADD, CTL_OP_SUB, CTL_OP_MUL, CTL_OP_DIV, CTL_OP_POW, CTL_OP_MAXIMUM, CTL_OP_MINIMUM,
+                       CTL_OP_EQ, CTL_OP_NE, CTL_OP_LT, CTL_OP_LE, CTL_OP_GT, CTL_OP_GE}) {
+    Tol tol = Tol::kExact;
+    if (op == CTL_OP_ADD || op == CTL_OP_SUB || op == CTL_OP_MUL || op == CTL_OP_DIV) tol = Tol::kArith;
+    if (op == CTL_OP_POW) tol = Tol::kTranscendental;
+    const Values kind = op == CTL_OP_POW ? Values::kSmallInt : Values::kGeneral;
+    // Same shapes (the flat fast path), then a row broadcast over a transposed operand.
+    add(op, {f}, shape_label({kTail}) + " & " + shape_label({kTail}), [=](Harness& h) {
+      Operand a = h.input(f, {kTail}, Layout::kContiguous, kind);
+      Operand b = h.input(f, {kTail}, Layout::kContiguous, kind);
+      h.run(op, {&a, &b}, nullptr, 1, {tol});
+    });
+    cat.add_named(
+        op, {f}, "large_tail_broadcast",
+        "large, odd sizes: " + shape_label(kTailRows) + " permuted & " + shape_label({kTailRows[1]}) + " broadcast",
+        [=](Harness& h) {
+          Operand a = h.input(f, kTailRows, Layout::kPermuted, kind);
+          Operand b = h.input(f, {kTailRows[1]}, Layout::kContiguous, kind);
+          h.run(op, {&a, &b}, nullptr, 1, {tol});
+        },
+        kTailLevel);
+  }
+  add(CTL_OP_WHERE, {f, CTL_DTYPE_BOOL}, shape_label(kTailRows) + " with a [1031,1] branch", [=](Harness& h) {
+    Operand c = h.input(CTL_DTYPE_BOOL, kTailRows, Layout::kContiguous, Values::kGeneral);
+    Operand a = h.input(f, {kTailRows[0], 1}, Layout::kContiguous, Values::kGeneral);
+    Operand b = h.input(f, kTailRows, Layout::kContiguous, Values::kGeneral);
+    h.run(CTL_OP_WHERE, {&c, &a, &b}, nullptr, 1, {Tol::kExact});
+  });
+  // Reductions: over the last axis (rows), over the first (columns), and over every axis.
+  for (ctl_op_id op :
+       {CTL_OP_SUM, CTL_OP_MEAN, CTL_OP_MAX, CTL_OP_MIN, CTL_OP_ARGMAX, CTL_OP_ARGMIN, CTL_OP_LOGSUMEXP}) {
+    const bool values = op == CTL_OP_MAX || op == CTL_OP_MIN || op == CTL_OP_ARGMAX || op == CTL_OP_ARGMIN;
+    const Values kind = values ? Values::kGeneral : Values::kFinite;
+    add(op, {f}, shape_label(kTailBlock) + " over axis 2", [=](Harness& h) {
+      Operand x = h.input(f, kTailBlock, Layout::kContiguous, kind);
+      run_reduce(h, op, f, x, kTailBlock, {2}, false);
+    });
+    cat.add_named(
+        op, {f}, "large_tail_columns", "large, odd sizes: " + shape_label(kTailBlock) + " over axis 1, keepdims",
+        [=](Harness& h) {
+          Operand x = h.input(f, kTailBlock, Layout::kContiguous, kind);
+          run_reduce(h, op, f, x, kTailBlock, {1}, true);
+        },
+        kTailLevel);
+  }
+  // GEMM: past the row, column and depth blocks, with a ragged edge on each, transposed b,
+  // a bias and alpha; and beta with out's old contents, which must then be read.
+  add(CTL_OP_MATMUL, {f}, "[1543,389] @ [1031,389]^T + bias, alpha 0.75", [=](Harness& h) {
+    MatmulVariant c{{{1543, 389}, Layout::kContiguous},
+                    {{1031, 389}, Layout::kContiguous},
+                    true,
+                    false,
+                    true,
+                    0.75,
+                    CTL_ACTIVATION_NONE};
+    run_matmul(h, f, c, OutputLayout::kContiguous);
+  });
+  cat.add_named(
+      CTL_OP_MATMUL, {f}, "large_tail_beta",
+      "large, odd sizes: [263,1543]^T @ [263,1031] + 0.5 * out (transpose_a, beta)",
+      [=](Harness& h) {
+        Operand a = h.input(f, {263, 1543}, Layout::kContiguous, Values::kFinite);
+        Operand b = h.input(f, {263, 1031}, Layout::kContiguous, Values::kFinite);
+        Operand out = h.input(f, {1543, 1031}, Layout::kContiguous, Values::kFinite);
+        ctl_matmul_attrs attrs{};
+        attrs.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
+        attrs.transpose_a = true;
+        attrs.beta = 0.5;
+        Tolerance tol;
+        tol.kind = Tol::kSum;
+        tol.n = 263 + 4;
+        tol.scale.assign(1543 * 1031, 263 * 4.0 + 1);  // |a||b| <= 263 * 2 * 2, |beta out| <= 1
+        h.run(CTL_OP_MATMUL, {&a, &b}, &attrs, 1, {tol}, OutputLayout::kContiguous, &out);
+      },
+      kTailLevel);
+  for (ctl_op_id op : {CTL_OP_SOFTMAX, CTL_OP_LOG_SOFTMAX}) {
+    add(op, {f}, shape_label(kTailRows) + " along the last axis", [=](Harness& h) {
+      Operand x = h.input(f, kTailRows, Layout::kContiguous, Values::kFinite);
+      ctl_softmax_attrs attrs{CTL_AXIS_ATTRS_STRUCT_SIZE, -1};
+      Tolerance tol(Tol::kRowNorm);
+      tol.n = static_cast<double>(kTailRows[1]);
+      h.run(op, {&x}, &attrs, 1, {tol});
+    });
+  }
+  for (ctl_op_id op : {CTL_OP_LAYER_NORM, CTL_OP_RMS_NORM}) {
+    const bool layer = op == CTL_OP_LAYER_NORM;
+    add(op, {f}, shape_label(kTailRows) + " with weight, every output", [=](Harness& h) {
+      Operand x = h.input(f, kTailRows, Layout::kContiguous, Values::kFinite);
+      Operand w = h.input(f, {kTailRows[1]}, Layout::kContiguous, Values::kFinite);
+      Operand b = h.input(f, {kTailRows[1]}, Layout::kContiguous, Values::kFinite);
+      std::vector<const Operand*> ins = {&x, &w};
+      if (layer) ins.push_back(&b);
+      ctl_norm_attrs attrs{CTL_NORM_ATTRS_STRUCT_SIZE, 1e-5};
+      Tolerance tol(Tol::kRowNorm);
+      tol.n = static_cast<double>(kTailRows[1]);
+      h.run(op, ins, &attrs, layer ? 3 : 2, {tol});
+    });
+  }
+  add(CTL_OP_COPY, {f}, shape_label(kTailBlock) + " permuted", [=](Harness& h) {
+    Operand x = h.input(f, kTailBlock, Layout::kPermuted, Values::kGeneral);
+    h.run(CTL_OP_COPY, {&x}, nullptr, 1, {Tol::kExact});
+  });
+  add(CTL_OP_CAST, {f, CTL_DTYPE_F16}, shape_label({kTail}) + " to f16", [=](Harness& h) {
+    Operand x = h.input(f, {kTail}, Layout::kContiguous, Values::kGeneral);
+    ctl_cast_attrs attrs{CTL_CAST_ATTRS_STRUCT_SIZE, CTL_DTYPE_F16};
+    h.run(CTL_OP_CAST, {&x}, &attrs, 1, {Tol::kExact});
+  });
+  add(CTL_OP_CONCAT, {f}, "[517,1021] & [514,1021] sliced along 0", [=](Harness& h) {
+    Operand a = h.input(f, {517, kTailRows[1]}, Layout::kContiguous, Values::kGeneral);
+    Operand b = h.input(f, {514, kTailRows[1]}, Layout::kSliced, Values::kGeneral);
+    ctl_axis_attrs axis{CTL_AXIS_ATTRS_STRUCT_SIZE, 0};
+    h.run(CTL_OP_CONCAT, {&a, &b}, &axis, 1, {Tol::kExact});
+  });
+  add(CTL_OP_GATHER, {f, CTL_DTYPE_I64}, "[977,1021] by a [1031] index along axis 1", [=](Harness& h) {
+    Operand x = h.input(f, {977, kTailRows[1]}, Layout::kContiguous, Values::kGeneral);
+    Operand i = h.input(CTL_DTYPE_I64, {kTailRows[0]}, Layout::kContiguous, Values::kIndex);
+    ctl_axis_attrs axis{CTL_AXIS_ATTRS_STRUCT_SIZE, 1};
+    h.run(CTL_OP_GATHER, {&x, &i}, &axis, 1, {Tol::kExact});
+  });
+  add(CTL_OP_SCATTER_ADD, {f, CTL_DTYPE_I64}, "[1031,1021] target, 997 positions along 1", [=](Harness& h) {
+    Operand target = h.input(f, kTailRows, Layout::kContiguous, Values::kFinite);
+    Operand i = h.input(CTL_DTYPE_I64, {997}, Layout::kContiguous, Values::kIndex);
+    Operand src = h.input(f, {kTailRows[0], 997}, Layout::kContiguous, Values::kFinite);
+    ctl_axis_attrs attrs{CTL_AXIS_ATTRS_STRUCT_SIZE, 1};
+    Tolerance tol(Tol::kSum);
+    tol.n = 997 + 1;
+    tol.scale.assign(static_cast<size_t>(kTailRows[0] * kTailRows[1]), 2.0 * (997 + 1));
+    h.run(CTL_OP_SCATTER_ADD, {&target, &i, &src}, &attrs, 1, {tol});
+  });
+  add(CTL_OP_FILL, {f}, shape_label(kTailBlock) + " gapped", [=](Harness& h) {
+    ctl_fill_attrs attrs{CTL_FILL_ATTRS_STRUCT_SIZE, 0.25};
+    h.run_creation(CTL_OP_FILL, f, kTailBlock, &attrs, Tol::kExact, OutputLayout::kGapped);
+  });
+  add(CTL_OP_ARANGE, {f}, shape_label({kTail}) + ", -5 + 0.5 i", [=](Harness& h) {
+    ctl_arange_attrs attrs{CTL_ARANGE_ATTRS_STRUCT_SIZE, -5, 0.5};
+    h.run_creation(CTL_OP_ARANGE, f, {kTail}, &attrs, Tol::kExact, OutputLayout::kContiguous);
+  });
+  for (ctl_op_id op : {CTL_OP_RANDOM_UNIFORM, CTL_OP_RANDOM_NORMAL}) {
+    add(op, {f}, shape_label({kTail}) + ", counter offset 2^32 - 5", [=](Harness& h) {
+      ctl_random_attrs attrs{CTL_RANDOM_ATTRS_STRUCT_SIZE, 11, (uint64_t{1} << 32) - 5, -1.0, 2.0};
+      h.run_creation(op, f, {kTail}, &attrs, op == CTL_OP_RANDOM_NORMAL ? Tol::kNormal : Tol::kExact,
+                     OutputLayout::kContiguous);
+    });
+  }
+}
+
 }  // namespace
 
 void add_numeric_cases(std::vector<Case>& out) {
@@ -806,6 +1000,7 @@ void add_numeric_cases(std::vector<Case>& out) {
     for (ctl_dtype d : *spec.dtypes) spec.cases(cat, spec.op, d);
   }
   large_cases(cat);
+  tail_cases(cat);
 }
 
 }  // namespace catalyst::conformance

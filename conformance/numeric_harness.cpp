@@ -2,6 +2,7 @@
 #include "numeric_harness.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <sstream>
@@ -149,6 +150,11 @@ std::pair<GuardedOutput, GuardedOutput> make_guarded_outputs(ctl_device* referen
     for (size_t i = 0; i < offsets.size(); ++i) {
       std::memcpy(bytes.data() + static_cast<size_t>(offsets[i]) * size, initial.data() + i * size, size);
     }
+  } else if (is_float(dtype)) {
+    // An output without starting contents is written, never read: its elements start as
+    // NaN, so that a device that reads them (out += ..., beta * out with beta 0, a blend
+    // with what was there) or leaves some unwritten shows NaN where a number is expected.
+    for (int64_t at : offsets) store(bytes.data() + static_cast<size_t>(at) * size, dtype, std::nan(""));
   }
   auto place = [&](ctl_device* where, const char* who) {
     GuardedOutput out;
@@ -219,6 +225,51 @@ ReadBack read_back(const GuardedOutput& out, const char* who) {
     r.guard_violation = o.str();
   }
   return r;
+}
+
+// The bytes of a whole tensor, row-major.
+std::vector<unsigned char> tensor_bytes(const ctl_tensor* t, const char* what) {
+  std::vector<unsigned char> bytes(static_cast<size_t>(ctl_tensor_numel(t)) * ctl_dtype_size(ctl_tensor_dtype(t)));
+  check_ok(ctl_tensor_to_host(t, bytes.data(), bytes.size()), what);
+  return bytes;
+}
+
+// "" when the device's copy of an input (the whole tensor its view was cut from) still
+// holds the bytes the reference's copy holds; else the number of changed elements and the
+// first of them, by its index in the input's view when it lies inside it.
+std::string changed_input_text(const Operand& in) {
+  const ctl_tensor* dev = in.device_base ? in.device_base.get() : in.device.get();
+  const ctl_tensor* ref = in.reference_base ? in.reference_base.get() : in.reference.get();
+  const std::vector<unsigned char> now = tensor_bytes(dev, "reading an input back from the device");
+  const std::vector<unsigned char> given = tensor_bytes(ref, "internal: reading an input back from the reference");
+  const ctl_dtype dtype = ctl_tensor_dtype(dev);
+  const size_t size = ctl_dtype_size(dtype);
+  if (now.size() != given.size()) return "its size changed";
+  size_t changed = 0, first = 0;
+  for (size_t e = 0; e * size < now.size(); ++e) {
+    if (std::memcmp(now.data() + e * size, given.data() + e * size, size) == 0) continue;
+    if (changed++ == 0) first = e;
+  }
+  if (changed == 0) return "";
+  std::ostringstream o;
+  o.precision(17);
+  o << changed << " element(s) of its buffer changed; the first ";
+  const ctl_tensor_info view = info_of(in.device.get());
+  bool inside = !in.device_base;
+  size_t view_element = first;
+  if (in.device_base) {
+    const std::vector<int64_t> offsets = element_offsets(view);
+    const auto it = std::find(offsets.begin(), offsets.end(), static_cast<int64_t>(first));
+    inside = it != offsets.end();
+    view_element = static_cast<size_t>(it - offsets.begin());
+  }
+  if (inside) {
+    o << "is element " << index_text(view_element, view);
+  } else {
+    o << "is element " << first << " of the tensor the view was cut from, outside the view";
+  }
+  o << ": was " << load(given.data() + first * size, dtype) << ", now " << load(now.data() + first * size, dtype);
+  return o.str();
 }
 
 }  // namespace
@@ -299,8 +350,12 @@ Operand Harness::input(ctl_dtype d, const std::vector<int64_t>& shape, Layout la
     } else if (expand_axis >= 0) {
       check_ok(ctl_tensor_expand(t, rank, shape.data(), &view), "expanding an input");
     }
-    TensorPtr result(view ? view : owner.release());
-    (side == 0 ? op.device : op.reference) = std::move(result);
+    if (view) {
+      (side == 0 ? op.device : op.reference).reset(view);
+      (side == 0 ? op.device_base : op.reference_base) = std::move(owner);
+    } else {
+      (side == 0 ? op.device : op.reference) = std::move(owner);
+    }
   }
   std::string name = layout_name(layout);
   if ((layout == Layout::kPermuted && rank < 2) || (layout == Layout::kSliced && rank < 1) ||
@@ -462,19 +517,41 @@ void Harness::run_outputs(ctl_op_id op, const std::vector<const Operand*>& input
     }
     throw CaseFailure(std::string("op_execute failed with ") + ctl_status_code_name(code) + ": " + message);
   }
+  // The outputs first: the first read after the op is an output's, behind one synchronize.
+  std::vector<ReadBack> expected_out(dtypes.size()), got_out(dtypes.size());
   for (size_t k = 0; k < dtypes.size(); ++k) {
     if (!present[k]) continue;
-    const ReadBack expected = read_back(ref_out[k], "the reference");
-    if (!expected.guard_violation.empty()) {
+    expected_out[k] = read_back(ref_out[k], "the reference");
+    if (!expected_out[k].guard_violation.empty()) {
       throw CaseFailure("internal: the reference kernel of " + std::string(name) + " wrote outside its output");
     }
-    const ReadBack got = read_back(dev_out[k], "the device");
-    std::ostringstream where;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      where << "\n  input " << i << ": "
-            << (inputs[i] ? describe_tensor(inputs[i]->device.get()) + " (" + inputs[i]->layout + ")"
-                          : std::string("absent"));
+    got_out[k] = read_back(dev_out[k], "the device");
+  }
+  std::ostringstream inputs_text;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs_text << "\n  input " << i << ": "
+                << (inputs[i] ? describe_tensor(inputs[i]->device.get()) + " (" + inputs[i]->layout + ")"
+                              : std::string("absent"));
+  }
+  // Inputs are read-only for every op (in-place ops update their outputs): a device that
+  // writes into one, scratch or not, corrupts its caller's data.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i] || std::find(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(i), inputs[i]) !=
+                          inputs.begin() + static_cast<std::ptrdiff_t>(i)) {
+      continue;
     }
+    const std::string changed = changed_input_text(*inputs[i]);
+    if (!changed.empty()) {
+      throw CaseFailure(std::string(name) + ": input " + std::to_string(i) + " was written by the op: " + changed +
+                        inputs_text.str());
+    }
+  }
+  for (size_t k = 0; k < dtypes.size(); ++k) {
+    if (!present[k]) continue;
+    const ReadBack& expected = expected_out[k];
+    const ReadBack& got = got_out[k];
+    std::ostringstream where;
+    where << inputs_text.str();
     where << "\n  output " << k << ": " << describe_tensor(dev_out[k].view.get()) << " ("
           << output_layout_name(out_layout) << ")";
     if (!got.guard_violation.empty()) {

@@ -35,6 +35,10 @@ struct Operand {
   TensorPtr device;
   TensorPtr reference;
   std::string layout;  // how it was made, for the report
+  // The whole tensor a view was cut from (NULL when the operand is not a view): after the
+  // op, every byte of it must still be what was given, inside the view or not.
+  TensorPtr device_base;
+  TensorPtr reference_base;
 };
 
 struct Shaped {

@@ -1,6 +1,7 @@
 // results.cpp — the level reached, the summary, and the JSON and Markdown reports.
 #include "results.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -43,6 +44,27 @@ bool write_file(const std::string& path, const std::string& text, std::string* e
   return true;
 }
 
+// Every unclaimed op and dtype pair, one entry per op with its dtypes, in catalog order of
+// first appearance: "matmul f32 i32 i64; softmax f32 (4 pairs)". Never cut short: the list
+// is what a vendor has left to implement.
+std::string missing_text(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::vector<std::string> ops;
+  std::map<std::string, std::vector<std::string>> dtypes;
+  for (const auto& [op, dtype] : pairs) {
+    auto& list = dtypes[op];
+    if (list.empty()) ops.push_back(op);
+    if (std::find(list.begin(), list.end(), dtype) == list.end()) list.push_back(dtype);
+  }
+  std::string out;
+  size_t count = 0;
+  for (const std::string& op : ops) {
+    out += (out.empty() ? "" : "; ") + op;
+    for (const std::string& d : dtypes[op]) out += " " + d;
+    count += dtypes[op].size();
+  }
+  return out + " (" + std::to_string(count) + (count == 1 ? " pair)" : " pairs)");
+}
+
 }  // namespace
 
 void decide_level(const Options& o, RunResults& r) {
@@ -53,16 +75,16 @@ void decide_level(const Options& o, RunResults& r) {
   // A level is reached when no case at or below it failed, and (core) no required case was
   // unsupported: inference needs the whole op set in the required dtypes.
   bool failed[3] = {false, false, false};
-  std::set<std::string> missing_core, missing_training;
+  std::vector<std::pair<std::string, std::string>> missing_core, missing_training;
   for (const CaseResult& c : r.cases) {
     const int l = static_cast<int>(c.level);
     if (c.failed()) failed[l] = true;
     // Training needs the training ops in the required dtypes, as core needs the op set.
-    if (c.level == Level::kTraining && c.status == "unsupported") missing_training.insert(c.op + " " + c.dtype);
+    if (c.level == Level::kTraining && c.status == "unsupported") missing_training.emplace_back(c.op, c.dtype);
     // Optional plugin entries (events, buffer_copy, ...) may be absent: an unsupported
     // contract case never holds a plugin back.
     if (c.level == Level::kCore && c.status == "unsupported" && c.op != "contract") {
-      missing_core.insert(c.op + " " + c.dtype);
+      missing_core.emplace_back(c.op, c.dtype);
     }
   }
   std::string reached = "none";
@@ -75,19 +97,12 @@ void decide_level(const Options& o, RunResults& r) {
   }
   r.level_reached = reached;
   if (!missing_core.empty()) {
-    std::string list;
-    size_t shown = 0;
-    for (const auto& m : missing_core) {
-      if (shown++ < 12) list += (list.empty() ? "" : ", ") + m;
-    }
-    if (missing_core.size() > 12) list += ", ... (" + std::to_string(missing_core.size()) + " in all)";
-    r.level_note = "core needs every op in f32, i32, i64 and bool where the op takes them; unclaimed: " + list;
+    r.level_note = "core needs every op in f32, i32, i64 and bool where the op takes them; unclaimed: " +
+                   missing_text(missing_core);
   } else if (failed[0]) {
     r.level_note = "core cases failed";
   } else if (o.level >= Level::kTraining && !missing_training.empty()) {
-    std::string list;
-    for (const auto& m : missing_training) list += (list.empty() ? "" : ", ") + m;
-    r.level_note = "training needs the training ops in f32; unclaimed: " + list;
+    r.level_note = "training needs the training ops in f32; unclaimed: " + missing_text(missing_training);
   } else if (o.level >= Level::kTraining && failed[1]) {
     r.level_note = "training cases failed";
   }

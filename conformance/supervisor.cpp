@@ -78,6 +78,7 @@ struct Worker {
   bool killed_for_timeout = false;
   std::string fatal;  // an E record
   std::string leak_count, leak_detail;
+  std::string memory_growth;  // an M record's finding: memory kept growing over repeated runs
   std::map<std::string, std::string> facts;
 };
 
@@ -266,7 +267,9 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
     r.op = first.op;
     r.dtype = "-";
     r.level = Level::kCore;
-    r.label = suffix == "leaks" ? "host allocations freed by instance_destroy" : "worker teardown";
+    r.label = suffix == "leaks"    ? "host allocations freed by instance_destroy"
+              : suffix == "memory" ? "process memory over repeated runs of one case"
+                                   : "worker teardown";
     r.status = status;
     r.message = message;
     r.rerun = rerun_command(o, group + ".*");
@@ -312,6 +315,8 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
           w.pending.clear();
         } else if (f[0] == "L" && f.size() >= 3) {
           w.leak_count = f[1], w.leak_detail = f[2];
+        } else if (f[0] == "M" && f.size() >= 3) {
+          w.memory_growth = f[2];
         } else if (f[0] == "E" && f.size() >= 2) {
           w.fatal = f[1];
         }
@@ -369,6 +374,7 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
                 "instance_destroy (a leak)" +
                 (w.leak_detail.empty() ? std::string(".") : "; live allocations grew during: " + w.leak_detail));
       }
+      if (!w.memory_growth.empty()) group_result(w.group, "memory", "fail", w.memory_growth);
       finish_worker_files(w);
       if (resume) {
         gs.resume_after = w.pending;

@@ -149,7 +149,7 @@ Operand exact_input(Harness& h, ctl_dtype d, const std::vector<int64_t>& shape, 
     op.layout = "contiguous";
     return op;
   }
-  for (TensorPtr* side : {&op.device, &op.reference}) {
+  for (auto [side, base_of] : {std::pair{&op.device, &op.device_base}, std::pair{&op.reference, &op.reference_base}}) {
     ctl_tensor* view = nullptr;
     if (layout == Layout::kPermuted) {
       check_ok(ctl_tensor_permute(side->get(), rank, perm.data(), &view), "permuting an input");
@@ -158,6 +158,7 @@ Operand exact_input(Harness& h, ctl_dtype d, const std::vector<int64_t>& shape, 
           ctl_tensor_slice(side->get(), static_cast<int64_t>(axis), start, start + step * shape[axis], step, &view),
           "slicing an input");
     }
+    *base_of = std::move(*side);  // kept, so that a write into the gaps is seen
     side->reset(view);
   }
   op.layout = layout == Layout::kPermuted ? "permuted" : "sliced with a step";
@@ -1071,6 +1072,61 @@ void large_cases(Catalog& cat) {
   });
 }
 
+// ---- tail cases: about 10^6 elements in sizes that are multiples of nothing --------------
+//
+// As numeric_cases.cpp's: rows of 1021 (prime), 1031 of them, or 1000003 elements (prime),
+// past every vector width, block and thread split, so a remainder path or a dropped last
+// chunk shows. At `full`.
+
+void tail_cases(Catalog& cat) {
+  const ctl_dtype f = CTL_DTYPE_F32;
+  const std::vector<int64_t> rows = {1031, 1021};
+  constexpr int64_t kTail = 1000003;
+  const auto add = [&](ctl_op_id op, const std::vector<ctl_dtype>& dtypes, const std::string& label, Body body) {
+    cat.add_named(op, dtypes, "large_tail", "large, odd sizes: " + label, std::move(body), Level::kFull);
+  };
+  for (ctl_op_id op : {CTL_OP_CROSS_ENTROPY, CTL_OP_CROSS_ENTROPY_BACKWARD}) {
+    add(op, {f, CTL_DTYPE_I64}, shape_label(rows) + " logits, i64 target, no reduction", [=](Harness& h) {
+      CeVariant v;
+      v.shape = rows;
+      v.reduction = CTL_REDUCTION_NONE;
+      run_cross_entropy(h, op, f, v);
+    });
+  }
+  add(CTL_OP_ADAMW_STEP, {f}, shape_label({kTail}) + ", step 3", [=](Harness& h) {
+    AdamwVariant v;
+    v.shape = {kTail};
+    v.step = 3;
+    run_adamw(h, f, v);
+  });
+  add(CTL_OP_SGD_STEP, {f}, shape_label({kTail}) + ", momentum 0.9", [=](Harness& h) {
+    SgdVariant v;
+    v.shape = {kTail};
+    run_sgd(h, f, v);
+  });
+  for (ctl_op_id op : {CTL_OP_SOFTMAX_BACKWARD, CTL_OP_LOG_SOFTMAX_BACKWARD}) {
+    add(op, {f}, shape_label(rows) + " along the last axis", [=](Harness& h) {
+      SoftmaxVariant v;
+      v.shape = rows;
+      run_softmax_backward(h, op, f, v);
+    });
+  }
+  for (ctl_op_id op : {CTL_OP_LAYER_NORM_BACKWARD, CTL_OP_RMS_NORM_BACKWARD}) {
+    add(op, {f}, shape_label(rows) + " with weight, dx and dweight", [=](Harness& h) {
+      NormBackwardVariant v;
+      v.shape = rows;
+      run_norm_backward(h, op, f, v);
+    });
+  }
+  for (ctl_op_id op : {CTL_OP_GELU_BACKWARD, CTL_OP_GELU_TANH_BACKWARD}) {
+    add(op, {f}, shape_label({kTail}) + " dy & x", [=](Harness& h) {
+      Operand dy = h.input(f, {kTail}, Layout::kContiguous, Values::kGeneral);
+      Operand x = h.input(f, {kTail}, Layout::kContiguous, Values::kGeneral);
+      run_gelu_backward(h, op, dy, x, OutputLayout::kContiguous);
+    });
+  }
+}
+
 }  // namespace
 
 void add_training_cases(std::vector<Case>& out) {
@@ -1090,6 +1146,7 @@ void add_training_cases(std::vector<Case>& out) {
     for (ctl_dtype d : kFloat) gelu_backward_cases(cat, op, d);
   }
   large_cases(cat);
+  tail_cases(cat);
 }
 
 }  // namespace catalyst::conformance

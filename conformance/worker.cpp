@@ -3,9 +3,12 @@
 // A worker builds a runtime holding only the plugin under test (discovery off) and the
 // core's reference device, runs its group's cases in catalog order, and after the last
 // one destroys the plugin's instance and counts the host allocations still live: every
-// allocation a plugin makes through the host table must be freed by then.
+// allocation a plugin makes through the host table must be freed by then. Memory a plugin
+// takes from the system itself (its own malloc, mmap) is watched another way: one passing
+// case of the group runs again and again, and the process's memory must stop growing.
 #include "worker.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -64,6 +67,96 @@ const char* kind_name(ctl_device_kind kind) {
       return "accelerator";
   }
   return "unknown";
+}
+
+// AddressSanitizer keeps freed memory in a quarantine and replaces malloc's statistics: the
+// process's memory grows under it whatever the plugin does.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMemoryWatch = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kMemoryWatch = false;
+#else
+constexpr bool kMemoryWatch = true;
+#endif
+#else
+constexpr bool kMemoryWatch = true;
+#endif
+
+// The process's memory: bytes in use from malloc (every arena, mmapped blocks too) and
+// the resident set.
+struct Memory {
+  int64_t heap = 0;
+  int64_t rss = 0;
+};
+
+Memory memory_now() {
+  Memory m;
+  const struct mallinfo2 info = mallinfo2();
+  m.heap = static_cast<int64_t>(info.uordblks + info.hblkhd);
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    long long size = 0, resident = 0;
+    if (std::fscanf(f, "%lld %lld", &size, &resident) == 2) m.rss = resident * sysconf(_SC_PAGESIZE);
+    std::fclose(f);
+  }
+  return m;
+}
+
+// Runs case `c` (which passed) kWarmup times, so that caches that legitimately grow once
+// (buffer caches, per-thread scratch, compiled kernels) are full, then kWatched times,
+// reading the process's memory after each. A plugin that takes memory per call and never
+// gives it back grows on (nearly) every run: malloc's in-use bytes grew in all but at most
+// one of the kWatched - 1 steps, or the resident set grew in every one of them, by more
+// than kNoise per run on average. Returns "" or what was seen.
+std::string watch_memory(const Case& c, CaseContext base, ctl_device* device) {
+  constexpr int kWarmup = 3, kWatched = 8;
+  // Below this a run's growth cannot be told from the allocator's own: a correct plugin
+  // was seen to grow malloc's in-use bytes and the resident set by a few KiB per run of a
+  // small case (up to 12 KiB, adamw_step) without any allocation staying live.
+  constexpr int64_t kNoise = int64_t{64} << 10;
+  std::vector<Memory> seen;
+  for (int run = 0; run < kWarmup + kWatched; ++run) {
+    CaseContext ctx;
+    ctx.runtime = base.runtime;
+    ctx.device = base.device;
+    ctx.reference = base.reference;
+    ctx.plugin = base.plugin;
+    ctx.dtype_mask = base.dtype_mask;
+    ctx.seed = base.seed;
+    ctx.rng = base.rng;  // the same data every run
+    try {
+      c.run(ctx);
+    } catch (const std::exception&) {
+      return "";  // judged by the case itself; this watch needs a case that runs
+    }
+    for (ctl_device* d : {device, base.reference}) {
+      if (ctl_status* s = ctl_device_synchronize(d)) {
+        ctl_status_free(s);
+        return "";
+      }
+    }
+    if (run >= kWarmup) seen.push_back(memory_now());
+  }
+  int heap_steps = 0, rss_steps = 0;
+  for (size_t i = 1; i < seen.size(); ++i) {
+    heap_steps += seen[i].heap > seen[i - 1].heap;
+    rss_steps += seen[i].rss > seen[i - 1].rss;
+  }
+  const int steps = kWatched - 1;
+  const int64_t heap_growth = seen.back().heap - seen.front().heap;
+  const int64_t rss_growth = seen.back().rss - seen.front().rss;
+  const bool heap_grows = heap_steps >= steps - 1 && heap_growth >= kNoise * steps;
+  const bool rss_grows = rss_steps == steps && rss_growth >= kNoise * steps;
+  if (!heap_grows && !rss_grows) return "";
+  std::string text = "the process's memory grew while case " + c.id + " ran " + std::to_string(kWatched) +
+                     " more times after " + std::to_string(kWarmup) + " warm-up runs: malloc in use " +
+                     std::to_string(seen.front().heap) + " -> " + std::to_string(seen.back().heap) + " bytes (+" +
+                     std::to_string(heap_growth / steps) + " per run, grew in " + std::to_string(heap_steps) + " of " +
+                     std::to_string(steps) + " runs), resident " + std::to_string(seen.front().rss) + " -> " +
+                     std::to_string(seen.back().rss) + " bytes (+" + std::to_string(rss_growth / steps) +
+                     " per run); the plugin takes memory from the system (malloc, mmap) on every call and never "
+                     "gives it back";
+  return text;
 }
 
 }  // namespace
@@ -134,6 +227,10 @@ int run_worker(const Options& o) {
   }
 
   std::vector<Case> cases = all_cases();
+  // The case whose repeated runs the memory watch follows: the group's first passing case
+  // (an f32 one where there is one), never a large one.
+  const Case* watched = nullptr;
+  CaseContext watched_context;
   bool resuming = !o.resume_after.empty();
   std::string grown;  // cases after which more host allocations were live than before
   for (Case& c : cases) {
@@ -173,10 +270,27 @@ int run_worker(const Options& o) {
       }
       ctl_status_free(s);
     }
+    if (status == "pass" && c.id.find(".large") == std::string::npos &&
+        (!watched || (watched->dtype != "f32" && c.dtype == "f32"))) {
+      watched = &c;
+      watched_context.runtime = ctx.runtime;
+      watched_context.device = ctx.device;
+      watched_context.reference = ctx.reference;
+      watched_context.plugin = ctx.plugin;
+      watched_context.dtype_mask = ctx.dtype_mask;
+      watched_context.seed = ctx.seed;
+      watched_context.rng.seed(o.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(c.id));
+    }
     const int64_t grew = plugin->host->live_allocations() - live_before;
     if (grew > 0) grown += (grown.empty() ? "" : ", ") + c.id + " (+" + std::to_string(grew) + ")";
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     channel.send({"R", c.id, status, std::to_string(seconds), message});
+  }
+  if (kMemoryWatch && watched) {
+    // Not announced as a case: a crash or hang here is the group's teardown, and the group
+    // does not resume.
+    const std::string grown_memory = watch_memory(*watched, std::move(watched_context), device);
+    channel.send({"M", watched->id, grown_memory});
   }
   // Destroy the instance while its host table still counts, then the rest of the runtime.
   for (auto& d : runtime->devices) {
