@@ -3,6 +3,8 @@
 # configures and builds. Sourced by demo.sh and test.sh; safe to run again.
 #   BUILD_DIR   build directory (default: build)
 #   SANITIZE    e.g. address,undefined for an instrumented build
+#   BUILD_TYPE  CMake build type (default: RelWithDebInfo)
+#   CMAKE_ARGS  more arguments for the configure step, e.g. -DBUILD_TESTING=OFF
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,12 +44,18 @@ install_missing_packages() {
 }
 
 configure_and_build() {
-  local args=(-S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  # Warnings are errors here, for the project's developers and CI; a plain cmake leaves them
+  # warnings for users.
+  local args=(-S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
+              -DCATALYST_WERROR=ON)
   [ -n "${SANITIZE:-}" ] && args+=(-DCATALYST_SANITIZE="$SANITIZE")
+  # shellcheck disable=SC2206 # word splitting is the point: several -D arguments
+  [ -n "${CMAKE_ARGS:-}" ] && args+=(${CMAKE_ARGS})
   cmake "${args[@]}" >/dev/null
   cmake --build "$BUILD_DIR" -j "$(nproc)"
-  # Editors and clang tools look for the compilation database at the top of the tree.
-  [ -n "${SANITIZE:-}" ] || ln -sfn "$BUILD_DIR/compile_commands.json" "$ROOT/compile_commands.json"
+  # Editors and clang tools look for the compilation database at the top of the tree: the
+  # default build's.
+  [ "$BUILD_DIR" != "$ROOT/build" ] || ln -sfn "$BUILD_DIR/compile_commands.json" "$ROOT/compile_commands.json"
 }
 
 install_missing_packages
