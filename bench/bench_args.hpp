@@ -49,7 +49,7 @@ inline bool parse_list(const std::string& text, std::vector<int64_t>* out) {
 // Reads argv[1..argc) (what benchmark::Initialize left). On a bad argument it prints why
 // and the usage to stderr and returns false.
 inline bool parse_args(int argc, char** argv, Args* args) {
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; i += 2) {  // every argument takes a value
     const std::string name = argv[i];
     const bool has_value = i + 1 < argc;
     const std::string value = has_value ? argv[i + 1] : "";
@@ -74,7 +74,6 @@ inline bool parse_args(int argc, char** argv, Args* args) {
                    argv[0], name.c_str(), has_value ? (" " + value).c_str() : "", argv[0]);
       return false;
     }
-    ++i;
   }
   return true;
 }

@@ -76,7 +76,8 @@ void unary_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
   };
   const Tol tol = unary_tol(op);
   for (const auto& [s, out] : fixed) {
-    cat.add(op, d, shaped_label({s}), [=](Harness& h) {
+    // Structured bindings are copied by name: Clang 14 cannot capture them implicitly.
+    cat.add(op, d, shaped_label({s}), [=, s = s, out = out](Harness& h) {
       Operand x = h.input(d, s.shape, s.layout, kind);
       h.run(op, {&x}, nullptr, 1, {tol}, out);
     });
@@ -118,7 +119,7 @@ void binary_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
   int variant = 0;
   for (const auto& [sa, sb] : fixed) {
     const OutputLayout out = static_cast<OutputLayout>(variant++ % 3);
-    cat.add(op, d, shaped_label({sa, sb}), [=](Harness& h) {
+    cat.add(op, d, shaped_label({sa, sb}), [=, sa = sa, sb = sb](Harness& h) {
       Operand a = h.input(d, sa.shape, sa.layout, kind);
       Operand b = h.input(d, sb.shape, sb.layout, kind);
       h.run(op, {&a, &b}, nullptr, 1, {tol}, out);
@@ -415,7 +416,7 @@ void softmax_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
   int variant = 0;
   for (const auto& [s, axis] : fixed) {
     const OutputLayout out = static_cast<OutputLayout>(variant++ % 3);
-    cat.add(op, d, shaped_label({s}) + " axis " + std::to_string(axis), [=](Harness& h) {
+    cat.add(op, d, shaped_label({s}) + " axis " + std::to_string(axis), [=, s = s, axis = axis](Harness& h) {
       Operand x = h.input(d, s.shape, s.layout, Values::kFinite);
       ctl_softmax_attrs attrs{CTL_AXIS_ATTRS_STRUCT_SIZE, axis};
       Tolerance tol(Tol::kRowNorm);
@@ -490,7 +491,7 @@ void copy_cases(Catalog& cat, ctl_dtype d) {
       {{{1, 2, 1, 3, 1, 2}, Layout::kPermuted}, OutputLayout::kGapped},
   };
   for (const auto& [s, out] : fixed) {
-    cat.add(CTL_OP_COPY, d, shaped_label({s}), [=](Harness& h) {
+    cat.add(CTL_OP_COPY, d, shaped_label({s}), [=, s = s, out = out](Harness& h) {
       Operand x = h.input(d, s.shape, s.layout, Values::kGeneral);
       h.run(CTL_OP_COPY, {&x}, nullptr, 1, {Tol::kExact}, out);
     });

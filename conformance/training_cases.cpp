@@ -590,21 +590,20 @@ void adamw_cases(Catalog& cat, ctl_dtype d) {
       {.shape = {50}, .step = 1, .weight_decay = 0, .zero_state = true, .beta1 = 0, .beta2 = 0},
   };
   for (const AdamwVariant& v : fixed) {
-    cat.add(CTL_OP_ADAMW_STEP, {d}, adamw_label(v), [=](Harness& h) { run_adamw(h, d, v); });
+    cat.add(CTL_OP_ADAMW_STEP, d, adamw_label(v), [=](Harness& h) { run_adamw(h, d, v); });
   }
   for (int k = 0; k < 3; ++k) {
-    cat.add(CTL_OP_ADAMW_STEP, {d}, "random rank 0-4 shape, grad view, step 1-10, weight_decay, state",
-            [=](Harness& h) {
-              auto& rng = h.context().rng;
-              AdamwVariant v;
-              v.shape = random_shape(rng, rng() % 5);
-              v.grad = Layout::kRandom;
-              v.out = static_cast<OutputLayout>(rng() % 3);
-              v.step = 1 + rng() % 10;
-              v.weight_decay = rng() % 2 ? 0.01 : 0;
-              v.zero_state = rng() % 4 == 0;
-              run_adamw(h, d, v);
-            });
+    cat.add(CTL_OP_ADAMW_STEP, d, "random rank 0-4 shape, grad view, step 1-10, weight_decay, state", [=](Harness& h) {
+      auto& rng = h.context().rng;
+      AdamwVariant v;
+      v.shape = random_shape(rng, rng() % 5);
+      v.grad = Layout::kRandom;
+      v.out = static_cast<OutputLayout>(rng() % 3);
+      v.step = 1 + rng() % 10;
+      v.weight_decay = rng() % 2 ? 0.01 : 0;
+      v.zero_state = rng() % 4 == 0;
+      run_adamw(h, d, v);
+    });
   }
 }
 
@@ -676,10 +675,10 @@ void sgd_cases(Catalog& cat, ctl_dtype d) {
       {.shape = {64}, .momentum = 0, .grad_values = Values::kGeneral},
   };
   for (const SgdVariant& v : fixed) {
-    cat.add(CTL_OP_SGD_STEP, {d}, sgd_label(v), [=](Harness& h) { run_sgd(h, d, v); });
+    cat.add(CTL_OP_SGD_STEP, d, sgd_label(v), [=](Harness& h) { run_sgd(h, d, v); });
   }
   for (int k = 0; k < 3; ++k) {
-    cat.add(CTL_OP_SGD_STEP, {d}, "random rank 0-4 shape, grad view, momentum, dampening, nesterov, weight_decay",
+    cat.add(CTL_OP_SGD_STEP, d, "random rank 0-4 shape, grad view, momentum, dampening, nesterov, weight_decay",
             [=](Harness& h) {
               auto& rng = h.context().rng;
               SgdVariant v;
@@ -784,10 +783,10 @@ void softmax_backward_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
                         (v.null_attrs ? "attrs NULL (last axis)" : "axis " + std::to_string(v.axis)) + ", " +
                         output_word(v.out);
     if (v.specials) label += ", -inf in x's first row, NaN in dy's last row";
-    cat.add(op, {d}, label, [=](Harness& h) { run_softmax_backward(h, op, d, v); });
+    cat.add(op, d, label, [=](Harness& h) { run_softmax_backward(h, op, d, v); });
   }
   for (int k = 0; k < 3; ++k) {
-    cat.add(op, {d}, "random rank 1-4 shape, axis and views", [=](Harness& h) {
+    cat.add(op, d, "random rank 1-4 shape, axis and views", [=](Harness& h) {
       auto& rng = h.context().rng;
       SoftmaxVariant v;
       v.shape = random_shape(rng, 1 + rng() % 4);
@@ -933,10 +932,10 @@ void norm_backward_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
   };
   for (const NormBackwardVariant& v : fixed) {
     if (v.layer_only && !layer) continue;
-    cat.add(op, {d}, norm_backward_label(op, v), [=](Harness& h) { run_norm_backward(h, op, d, v); });
+    cat.add(op, d, norm_backward_label(op, v), [=](Harness& h) { run_norm_backward(h, op, d, v); });
   }
   for (int k = 0; k < 3; ++k) {
-    cat.add(op, {d}, "random rank 1-4 shape, views, weight and outputs", [=](Harness& h) {
+    cat.add(op, d, "random rank 1-4 shape, views, weight and outputs", [=](Harness& h) {
       auto& rng = h.context().rng;
       NormBackwardVariant v;
       v.shape = random_shape(rng, rng() % 4);
@@ -1007,29 +1006,30 @@ void gelu_backward_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
     const OutputLayout out = static_cast<OutputLayout>(variant++ % 3);
     const std::string label = shape_label(sdy.shape) + " " + layout_word(sdy.layout) + " dy & " +
                               shape_label(sx.shape) + " " + layout_word(sx.layout) + " x, " + output_word(out);
-    cat.add(op, {d}, label, [=](Harness& h) {
+    // Structured bindings are copied by name: Clang 14 cannot capture them implicitly.
+    cat.add(op, d, label, [=, sdy = sdy, sx = sx](Harness& h) {
       Operand dy = h.input(d, sdy.shape, sdy.layout, Values::kGeneral);
       Operand x = h.input(d, sx.shape, sx.layout, Values::kGeneral);
       run_gelu_backward(h, op, dy, x, out);
     });
   }
-  cat.add(
-      op, {d}, "specials: x in NaN, ±inf, ±0, subnormal, near gelu's minimum, ±5, ±10 against dy in 1, ±0, inf, NaN",
-      [=](Harness& h) {
-        const double sub = smallest_subnormal(d);
-        const std::vector<double> xs = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.0, -2.5, sub, -0.7518, 5, -5, 10, -10};
-        const std::vector<double> dys = {1.0, -0.5, 0.0, -0.0, INFINITY, NAN, 3.0};
-        std::vector<double> a, b;
-        for (double g : dys) {
-          for (double x : xs) a.push_back(g), b.push_back(x);
-        }
-        const int64_t rows = static_cast<int64_t>(dys.size()), cols = static_cast<int64_t>(xs.size());
-        Operand dy = h.input_from(d, {rows, cols}, a);
-        Operand x = h.input_from(d, {rows, cols}, b);
-        run_gelu_backward(h, op, dy, x, OutputLayout::kContiguous);
-      });
+  cat.add(op, d, "specials: x in NaN, ±inf, ±0, subnormal, near gelu's minimum, ±5, ±10 against dy in 1, ±0, inf, NaN",
+          [=](Harness& h) {
+            const double sub = smallest_subnormal(d);
+            const std::vector<double> xs = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.0, -2.5,
+                                            sub, -0.7518,  5,         -5,  10,   -10};
+            const std::vector<double> dys = {1.0, -0.5, 0.0, -0.0, INFINITY, NAN, 3.0};
+            std::vector<double> a, b;
+            for (double g : dys) {
+              for (double x : xs) a.push_back(g), b.push_back(x);
+            }
+            const int64_t rows = static_cast<int64_t>(dys.size()), cols = static_cast<int64_t>(xs.size());
+            Operand dy = h.input_from(d, {rows, cols}, a);
+            Operand x = h.input_from(d, {rows, cols}, b);
+            run_gelu_backward(h, op, dy, x, OutputLayout::kContiguous);
+          });
   for (int k = 0; k < 3; ++k) {
-    cat.add(op, {d}, "random rank 0-6 shapes with broadcasting and views", [=](Harness& h) {
+    cat.add(op, d, "random rank 0-6 shapes with broadcasting and views", [=](Harness& h) {
       auto& rng = h.context().rng;
       auto sa = random_shape(rng, rng() % 7);
       const size_t drop = sa.empty() ? 0 : rng() % (sa.size() + 1);
@@ -1057,14 +1057,14 @@ void large_cases(Catalog& cat) {
       run_cross_entropy(h, op, f, v);
     });
   }
-  cat.add_large(CTL_OP_ADAMW_STEP, {f}, "large: [16777216], step 7, weight_decay 0.01", [=](Harness& h) {
+  cat.add_large(CTL_OP_ADAMW_STEP, f, "large: [16777216], step 7, weight_decay 0.01", [=](Harness& h) {
     AdamwVariant v;
     v.shape = {kLarge * kLarge};
     v.step = 7;
     v.weight_decay = 0.01;
     run_adamw(h, f, v);
   });
-  cat.add_large(CTL_OP_SGD_STEP, {f}, "large: [16777216], momentum 0.9, weight_decay 0.01", [=](Harness& h) {
+  cat.add_large(CTL_OP_SGD_STEP, f, "large: [16777216], momentum 0.9, weight_decay 0.01", [=](Harness& h) {
     SgdVariant v;
     v.shape = {kLarge * kLarge};
     v.weight_decay = 0.01;

@@ -100,7 +100,9 @@ template <int M>
 // -Wuninitialized mistakes for a read of an uninitialised value once they are inlined.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // Transposes the 16 x 16 block of 32-bit lanes in r in place (r[i][j] becomes r[j][i]):
 // pairs of rows interleave, then quads, then the 128-bit lanes move into place in two

@@ -71,7 +71,6 @@ class GemmSchedule {
       : M_(M),
         N_(N),
         K_(K),
-        nr_(nr),
         kc_step_(kc_step),
         nc_block_(std::min(nc_block, kMaxPanels * nr)),
         independent_(independent) {
@@ -260,7 +259,7 @@ class GemmSchedule {
     }
   }
 
-  int64_t M_, N_, K_, nr_, kc_step_, nc_block_;
+  int64_t M_, N_, K_, kc_step_, nc_block_;
   bool independent_;
   int64_t depth_blocks_, column_blocks_, blocks_;
   int64_t row_chunk_, row_chunks_, column_chunk_, threads_;

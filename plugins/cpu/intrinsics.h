@@ -3,11 +3,16 @@
 #pragma once
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
-// reports once inlined (a known false positive of the header, not of our code).
+// reports once inlined (a known false positive of the header, not of our code). Clang has
+// no such warning.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
+#else
+#include <immintrin.h>
+#endif
 
 // AVX-512 F, VL, DQ and BW: what the AVX-512 kernels need, the f32 <-> f16 conversions
 // included.

@@ -1,7 +1,7 @@
 // vec_kernels.cpp — vec_kernels_body.h compiled three times: for AVX-512, for AVX2 + FMA
 // and for the x86-64-v2 baseline, each in its own namespace (inline functions of one
 // name but different instruction sets must never be merged by the linker) and under its
-// own `#pragma GCC target`, and the table for active_isa().
+// own target region (CTL_CPU_TARGET_BEGIN below), and the table for active_isa().
 //
 // The file is compiled with -ffp-contract=fast: a * b + c becomes an FMA where the
 // instruction set has one, which only makes the polynomials and row formulas more exact.
@@ -17,12 +17,25 @@
 #include "isa.h"
 #include "simd_state.h"
 
+// Everything between BEGIN and END is compiled for the named instruction sets. GCC takes
+// a target pragma; Clang ignores that pragma and takes an attribute applied to every
+// function declared in the region instead.
+#if defined(__clang__)
+#define CTL_CPU_PRAGMA(text) _Pragma(#text)
+#define CTL_CPU_TARGET_BEGIN(isa) \
+  CTL_CPU_PRAGMA(clang attribute push(__attribute__((target(isa))), apply_to = function))
+#define CTL_CPU_TARGET_END _Pragma("clang attribute pop")
+#else
+#define CTL_CPU_PRAGMA(text) _Pragma(#text)
+#define CTL_CPU_TARGET_BEGIN(isa) _Pragma("GCC push_options") CTL_CPU_PRAGMA(GCC target(isa))
+#define CTL_CPU_TARGET_END _Pragma("GCC pop_options")
+#endif
+
 namespace catalyst::cpu {
 namespace {
 
 namespace avx512 {
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")
+CTL_CPU_TARGET_BEGIN("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")
 constexpr int kLanes = 16;
 constexpr const char* kName = "avx512";
 inline void enter() {}
@@ -43,12 +56,11 @@ inline D to_double(H h) {
   return (D)_mm512_maskz_cvtps_pd(static_cast<__mmask8>(0xff), (__m256)h);
 }
 #include "vec_kernels_body.h"
-#pragma GCC pop_options
+CTL_CPU_TARGET_END
 }  // namespace avx512
 
 namespace avx2 {
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+CTL_CPU_TARGET_BEGIN("avx2,fma")
 constexpr int kLanes = 8;
 constexpr const char* kName = "avx2";
 inline void enter() {}
@@ -65,7 +77,7 @@ inline D to_double(H h) {  // as for AVX-512: GCC 12 splits the conversion in tw
   return (D)_mm256_cvtps_pd((__m128)h);
 }
 #include "vec_kernels_body.h"
-#pragma GCC pop_options
+CTL_CPU_TARGET_END
 }  // namespace avx2
 
 namespace baseline {

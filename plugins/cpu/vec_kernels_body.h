@@ -1,6 +1,7 @@
 // vec_kernels_body.h — the bodies of vec_kernels.h's table, written once over GCC vector
 // types of kLanes floats. vec_kernels.cpp includes this file once per instruction set,
-// each time inside its own namespace and `#pragma GCC target` region, after defining
+// each time inside its own namespace and target region (a GCC target pragma, or Clang's
+// attribute pragma), after defining
 // kLanes, kName, stream_store(), sqrt_d(), to_double() and enter(); so one source becomes
 // AVX-512, AVX2 or SSE code.
 //

@@ -709,7 +709,7 @@ ctl_status* stream_wait_event_needs_extra_sync(ctl_plugin_stream* stream, ctl_pl
 
 // A buffer may be freed while ops that use it are queued (the core frees without waiting):
 // run those streams' ops first so that nothing touches freed memory.
-void flush_users_of(ctl_plugin_device* device, ctl_plugin_buffer* buffer) {
+[[maybe_unused]] void flush_users_of(ctl_plugin_device* device, ctl_plugin_buffer* buffer) {
   std::vector<ctl_plugin_stream*> streams;
   {
     PendingState& p = pending();
