@@ -61,4 +61,8 @@ int64_t numel_of(const std::vector<int64_t>& shape);
 // A kSum tolerance over n terms with per-element scales.
 Tolerance sum_tolerance(double n, std::vector<double> scale);
 
+// layer_norm / rms_norm on rows of a large mean and a small spread, and of a large
+// magnitude: "<op>.<dtype>.large_rows" (norm_large_rows.cpp).
+void norm_large_row_cases(Catalog& cat, ctl_op_id op, ctl_dtype d);
+
 }  // namespace catalyst::conformance

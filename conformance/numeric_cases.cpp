@@ -475,6 +475,7 @@ void norm_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
       });
     }
   }
+  norm_large_row_cases(cat, op, d);
 }
 
 // ---- data movement and creation ---------------------------------------------------------

@@ -46,9 +46,12 @@ double allowed_error(const Tolerance& tol, ctl_dtype d, double expected, size_t 
       t += (tol.n + 2) * ua * s + (narrow ? 2 * u * ae : 0);
       break;
     }
-    case Tol::kRowNorm:
-      t += 4 * (tol.n + 8) * ua * (1 + ae) + (narrow ? 2 * u * ae : 0);
+    case Tol::kRowNorm: {
+      // S defaults to 1, the size of a normalised value (see tolerance.h).
+      const double s = tol.scale.empty() || element >= tol.scale.size() ? 1 : tol.scale[element];
+      t += 4 * (tol.n + 8) * ua * (s + ae) + (narrow ? 2 * u * ae : 0);
       break;
+    }
     case Tol::kNormal:
       t += 24 * u * (1 + ae);
       break;

@@ -18,7 +18,37 @@
 //    (matmul: |alpha| |a| @ |b| + |beta out| + |bias|) computed on the reference; plus
 //    2u|e| for the final rounding of f16/bf16.
 //  - kRowNorm (logsumexp, softmax, log_softmax, layer_norm, rms_norm): a sum over the row
-//    and one or two transcendental steps: 4 (n + 8) u_acc (1 + |e|) plus 2u|e|.
+//    and one or two transcendental steps: 4 (n + 8) u_acc (S + |e|) plus 2u|e|, where S is 1
+//    (the size of a normalised value) unless a case gives it per element from its inputs.
+//    Rows far from that size need their own S; layer_norm's rows of a large mean and a small
+//    spread need it most (numeric_cases.cpp, "large_rows"). The derivation, for a device
+//    computing in unit roundoff u_c (= u_acc) a row of n values x with mean m, mean
+//    absolute value M = mean|x| and sigma = sqrt(var + eps):
+//     - The mean, in any summation order and divided by n: |m^ - m| <= (n + 1) u_c M.
+//     - Every x - m^ then carries that error whole: xh = (x - m^) / sigma is off by
+//       (n + 1) u_c K with K = M / sigma, the row's conditioning (K = |m| / sigma for a
+//       row of a large mean). This is the rounded mean that the plain S = 1 cannot hold:
+//       f32, m = 1e4, sigma = 1e-1: K = 1e5, and even a correct device's y is 1e-3 off.
+//     - The variance. Two-pass, sum((x - m^)^2) / n = var + (m^ - m)^2 to first order
+//       (the cross term sums to zero), so its relative error is (n + 3) u_c plus
+//       ((n + 1) u_c K)^2, second order. Welford's update instead errs by up to n K u_c
+//       relative (Chan, Golub and LeVeque, 1983), first order in K. rstd = 1/sqrt(v) halves
+//       either, and y = xh w carries it as a relative error of xh.
+//     - So |dy| <= (n + 1) u_c K (1 + |xh|) |w| (mean, then Welford's variance, whose
+//       n K u_c / 2 |xh| is below it) plus the few roundings S = 1 already holds; the mean
+//       output is a sum, off by (n + 1) u_c M; rstd is off by (n + 1) u_c K rstd relative.
+//       The reference (double) errs the same way in f64: the bound is taken twice, and
+//       4 (n + 8) >= 2 (n + 1) holds it. The cases give S = (1 + K)(1 + |xh|)|w| + |b| for
+//       y, M for the mean, (1 + K) rstd for rstd; rms_norm has no mean to subtract (its sum
+//       of squares is well conditioned): S = (1 + |xh|)|w| for y, rstd for rstd, so that a
+//       tiny rstd is held relative to itself.
+//    A one-pass variance, E[x^2] - E[x]^2, cancels instead: its absolute error is
+//    (n + 2) u_c E[x^2] ~ n u_c m^2, relative to var about n u_c K^2, so y is off by about
+//    n u_c K^2 / 2 |xh|, K / 2 times the bound's conditioning term: caught wherever
+//    K >> 8 (n + 8) / n. The large_rows cases use K from 1e3 to 1e4 in f32 (1e6 to 1e10 in
+//    f64, about 500 and 1900 in f16, whose 11 bits allow no more) with n = 16. bf16's 8
+//    bits cap K at about 2^8, where n u_c K^2 (f32 compute) is below bf16's own rounding:
+//    a one-pass variance cannot be told from a correct one there, and need not be.
 //  - kNormal (random_normal): Box-Muller, r cos(2 pi u2) with r = sqrt(-2 log u1), from the
 //    same counter-based bits on both sides, in the output's own precision on the device
 //    when it has no wider one. OpenCL lets log err by 3 ulp, cos by 4, an f32 sqrt by 3:
@@ -67,7 +97,7 @@ struct Tolerance {
   Tolerance(Tol k = Tol::kExact) : kind(k) {}  // NOLINT: implicit on purpose
   Tol kind = Tol::kExact;
   double n = 0;               // kSum / kRowNorm: length of the reduced or normalised axis
-  std::vector<double> scale;  // kSum: S per output element (empty: |expected|)
+  std::vector<double> scale;  // S per output element. kSum: empty means |expected|; kRowNorm: 1
 };
 
 // The allowed |got - expected| for one element.

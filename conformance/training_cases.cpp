@@ -823,6 +823,7 @@ struct NormBackwardVariant {
   double eps = 1e-5;
   OutputLayout out = OutputLayout::kContiguous;
   bool near_constant = false;  // rows of nearly equal values: large rstd
+  double large_mean = 0;       // nonzero: rows of this mean and a spread of 1 (large_rows)
   bool layer_only = false;     // differs from another variant only in dbias
 };
 
@@ -833,6 +834,7 @@ std::string norm_backward_label(ctl_op_id op, const NormBackwardVariant& v) {
     << " statistics (eps " << v.eps << ")" << (v.weight ? ", weight" : ", no weight") << ", outputs dx"
     << (v.dweight ? " dweight" : "") << (layer && v.dbias ? " dbias" : "");
   if (v.near_constant) o << ", rows of nearly equal values";
+  if (v.large_mean != 0) o << ", rows of mean " << v.large_mean << " and spread 1";
   o << ", " << output_word(v.out);
   return o.str();
 }
@@ -844,11 +846,12 @@ void run_norm_backward(Harness& h, ctl_op_id op, ctl_dtype d, const NormBackward
   const int64_t rows = numel_of(stat_shape), n = v.shape.back();
   const ctl_dtype stat_dtype = (d == CTL_DTYPE_F16 || d == CTL_DTYPE_BF16) ? CTL_DTYPE_F32 : d;
   Operand x;
-  if (v.near_constant) {
+  if (v.near_constant || v.large_mean != 0) {
     std::vector<double> xv(static_cast<size_t>(rows * n));
     for (int64_t r = 0; r < rows; ++r) {
-      const double c = uniform(rng, -2, 2);
-      for (int64_t i = 0; i < n; ++i) xv[static_cast<size_t>(r * n + i)] = c + 1e-3 * uniform(rng, -1, 1);
+      const double c = v.large_mean != 0 ? v.large_mean * (r % 2 ? -1 : 1) : uniform(rng, -2, 2);
+      const double spread = v.large_mean != 0 ? std::sqrt(3.0) : 1e-3;
+      for (int64_t i = 0; i < n; ++i) xv[static_cast<size_t>(r * n + i)] = c + spread * uniform(rng, -1, 1);
     }
     x = exact_input(h, d, v.shape, v.x, xv);
   } else {
@@ -950,6 +953,14 @@ void norm_backward_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
       run_norm_backward(h, op, d, v);
     });
   }
+  // Rows of a large mean (the forward op's large_rows, numeric_cases.cpp): x - mean is
+  // exact for a device that subtracts first, and the bound above already allows
+  // x * rstd - mean * rstd; what fails is a device that loses the row's statistics.
+  // The largest mean whose ulp in the dtype still leaves the spread a few distinct values.
+  const double large_mean = d == CTL_DTYPE_F64 ? 1e8 : d == CTL_DTYPE_F16 ? 1e3 : d == CTL_DTYPE_BF16 ? 1e2 : 1e4;
+  const NormBackwardVariant large{.shape = {6, 16}, .large_mean = large_mean};
+  cat.add_named(op, {d}, "large_rows", norm_backward_label(op, large),
+                [=](Harness& h) { run_norm_backward(h, op, d, large); });
 }
 
 // ---- gelu_backward and gelu_tanh_backward --------------------------------------------------

@@ -62,6 +62,11 @@
 //   reads-output      matmul on f32 with beta 0 adds 0 * (the output's old contents), as
 //                     a GEMM that always reads C does. Harmless on a finite old value; only
 //                     an output that starts as NaN shows it.
+//   norm-one-pass-variance  layer_norm on f32, f64 and f16, dense rows: the variance as
+//                     E[x^2] - E[x]^2 in one pass, in the compute precision (f32 for f32
+//                     and f16, f64 for f64), clamped at 0, as a fused kernel that wants a
+//                     single read of the row does. Right to a few ulp for rows of order 1;
+//                     only rows of a large mean and a small spread (large_rows) show it.
 //
 // The injected defects stay memory-safe inside the test process: ignores-strides keeps an
 // input's strides when a contiguous read would leave its buffer, and writes-past-end writes
@@ -86,6 +91,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "catalyst/sdk/half.hpp"
 #include "catalyst/sdk/status.hpp"
 #include "catalyst/sdk/view.hpp"
 #include "catalyst_plugin.h"
@@ -123,6 +129,7 @@ enum class Defect {
   kLeaksSystemMalloc,
   kSoftmaxNoMax,
   kReadsOutput,
+  kNormOnePassVariance,
 };
 
 constexpr std::string_view kDefectNames[] = {
@@ -145,6 +152,7 @@ constexpr std::string_view kDefectNames[] = {
     "leaks-system-malloc",
     "softmax-no-max",
     "reads-output",
+    "norm-one-pass-variance",
 };
 
 constexpr Defect defect_named(std::string_view name) {
@@ -992,6 +1000,89 @@ ctl_status* execute_reads_output(ctl_plugin_stream* stream, const ctl_op_call* c
   return nullptr;
 }
 
+// norm-one-pass-variance: layer_norm's variance as E[x^2] - E[x]^2, in one pass.
+template <typename T, typename C>
+void one_pass_rows(unsigned char* const* bases, const ctl_tensor_view* const* views, int64_t rows, int64_t n, C eps) {
+  // views: x, weight, bias, y, mean, rstd (NULL: absent); statistics are f32 for f16.
+  using S = std::conditional_t<std::is_same_v<T, uint16_t>, float, T>;
+  auto at = [&](int k, int64_t i) { return bases[k] + views[k]->byte_offset + static_cast<uint64_t>(i) * sizeof(T); };
+  auto get = [&](int k, int64_t i) -> C {
+    T v;
+    std::memcpy(&v, at(k, i), sizeof v);
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      return sdk::half_to_float(v);
+    } else {
+      return v;
+    }
+  };
+  auto put = [&](int k, int64_t i, C value) {
+    T v;
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      v = sdk::float_to_half(value);
+    } else {
+      v = value;
+    }
+    std::memcpy(at(k, i), &v, sizeof v);
+  };
+  auto put_stat = [&](int k, int64_t r, C value) {
+    const S v = static_cast<S>(value);
+    std::memcpy(bases[k] + views[k]->byte_offset + static_cast<uint64_t>(r) * sizeof(S), &v, sizeof v);
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    C sum = 0, squares = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const C v = get(0, r * n + i);
+      sum += v;
+      squares += v * v;
+    }
+    const C mean = sum / static_cast<C>(n);
+    const C variance = std::max(squares / static_cast<C>(n) - mean * mean, C(0));
+    const C rstd = C(1) / std::sqrt(variance + eps);
+    for (int64_t i = 0; i < n; ++i) {
+      C v = (get(0, r * n + i) - mean) * rstd;
+      if (views[1]) v *= get(1, i);
+      if (views[2]) v += get(2, i);
+      put(3, r * n + i, v);
+    }
+    if (views[4]) put_stat(4, r, mean);
+    if (views[5]) put_stat(5, r, rstd);
+  }
+}
+
+ctl_status* execute_norm_one_pass_variance(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  if (op_of(call) != CTL_OP_LAYER_NORM) return nullptr;
+  const ctl_tensor_view* views[6] = {input_of(call, 0),  input_of(call, 1),  input_of(call, 2),
+                                     output_of(call, 0), output_of(call, 1), output_of(call, 2)};
+  const ctl_tensor_view* x = views[0];
+  if (!x || !views[3] || x->rank < 1 || element_count(*x) < 1) return nullptr;
+  const int64_t dtype = raw(x->dtype);
+  if (dtype != CTL_DTYPE_F32 && dtype != CTL_DTYPE_F64 && dtype != CTL_DTYPE_F16) return nullptr;
+  for (const ctl_tensor_view* v : views) {
+    if (v && !row_major_dense(*v)) return nullptr;  // weight, bias: 1-D; dense means stride 1
+  }
+  double eps = 1e-5;  // docs: 0 (or no attrs) means the default
+  if (call->attrs) {
+    ctl_norm_attrs attrs{};
+    std::memcpy(&attrs, call->attrs, std::min(sizeof attrs, *static_cast<const size_t*>(call->attrs)));
+    if (attrs.epsilon != 0) eps = attrs.epsilon;
+  }
+  unsigned char* bases[6] = {};
+  for (int k = 0; k < 6; ++k) {
+    if (views[k]) CTL_SDK_RETURN_IF_ERROR(host_base(stream, *views[k], &bases[k]));
+    if (views[k] && !bases[k]) return nullptr;
+  }
+  const int64_t n = x->shape[x->rank - 1], rows = element_count(*x) / n;
+  if (dtype == CTL_DTYPE_F64) {
+    one_pass_rows<double, double>(bases, views, rows, n, eps);
+  } else if (dtype == CTL_DTYPE_F32) {
+    one_pass_rows<float, float>(bases, views, rows, n, static_cast<float>(eps));
+  } else {
+    one_pass_rows<uint16_t, float>(bases, views, rows, n, static_cast<float>(eps));
+  }
+  return nullptr;
+}
+
 // ---- the table ---------------------------------------------------------------------------
 
 void build_table(const ctl_plugin_api* inner) {
@@ -1067,6 +1158,9 @@ void build_table(const ctl_plugin_api* inner) {
       break;
     case Defect::kReadsOutput:
       g_api.op_execute = execute_reads_output;
+      break;
+    case Defect::kNormOnePassVariance:
+      g_api.op_execute = execute_norm_one_pass_variance;
       break;
     case Defect::kUnknown:
       break;
