@@ -148,39 +148,104 @@ std::vector<unsigned char> sweep_arguments(ctl_dtype d) {
   return out;
 }
 
-// The device's results for the arguments, from one op call on `device`: the input is
-// contiguous, or (strided) every other element of a buffer twice as long.
-std::vector<unsigned char> run_on(ctl_device* device, ctl_op_id op, ctl_dtype d, const std::vector<unsigned char>& args,
-                                  bool strided, bool* unsupported, std::string* why) {
+// pow's arguments: every base of a set crossed with every exponent of another. Bases: each
+// binade of the dtype, both signs, its first value and one random one (f16, bf16: every
+// 16th bit pattern), and the specials. Exponents: those C's Annex F (and OpenCL's pow
+// tests) treat apart - +-0, +-1, +-inf, NaN, odd and even integers, the largest odd
+// integer below 2^p and the next even ones, halves, thirds - and a few large and random
+// ones, each rounded to the dtype.
+void pow_grid(ctl_dtype d, std::vector<unsigned char>* bases, std::vector<unsigned char>* exponents) {
   const size_t size = ctl_dtype_size(d);
-  const int64_t n = static_cast<int64_t>(args.size() / size);
-  std::vector<unsigned char> base = args;
-  if (strided) {
-    base.assign(args.size() * 2, 0);
-    for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(base.data() + 2 * i * size, args.data() + i * size, size);
-      store(base.data() + (2 * i + 1) * size, d, 0.5);  // between them: a value that must not leak in
+  std::vector<unsigned char> b;
+  auto push_bits = [&](std::vector<unsigned char>& out, uint64_t bits) {
+    const size_t at = out.size();
+    out.resize(at + size);
+    std::memcpy(out.data() + at, &bits, size);
+  };
+  auto push = [&](std::vector<unsigned char>& out, double v) {
+    const size_t at = out.size();
+    out.resize(at + size);
+    store(out.data() + at, d, v);
+  };
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::mt19937_64 rng(0x90e);
+  if (size == 2) {
+    // Signaling NaNs left out: IEEE 754 lets pow(sNaN, 0) be NaN (glibc's is), while the
+    // oracle, which reads every NaN through a double, sees a quiet one and expects 1.
+    const bool f16 = d == CTL_DTYPE_F16;
+    const uint32_t exponent = f16 ? 0x7c00 : 0x7f80, mantissa = f16 ? 0x3ff : 0x7f, quiet = f16 ? 0x200 : 0x40;
+    for (uint32_t bits = 0; bits < 65536; bits += 16) {
+      const uint32_t v = bits | (bits >> 4 & 0xF);
+      if ((v & exponent) == exponent && (v & mantissa) != 0 && !(v & quiet)) continue;
+      push_bits(b, v);
+    }
+  } else {
+    const bool f64 = d == CTL_DTYPE_F64;
+    const int mantissa_bits = f64 ? 52 : 23, exponent_count = f64 ? 2047 : 255;
+    const uint64_t mask = (uint64_t{1} << mantissa_bits) - 1;
+    for (int e = 0; e < exponent_count; e += f64 ? 2 : 1) {
+      for (uint64_t m : {uint64_t{0}, rng() & mask}) {
+        for (uint64_t sign : {uint64_t{0}, uint64_t{1}}) {
+          push_bits(b, sign << (size * 8 - 1) | static_cast<uint64_t>(e) << mantissa_bits | m);
+        }
+      }
     }
   }
-  const int64_t base_n = static_cast<int64_t>(base.size() / size);
-  ctl_tensor* t = nullptr;
-  check_ok(ctl_tensor_from_host(device, d, 1, &base_n, base.data(), base.size(), &t), "creating the sweep's input");
-  TensorPtr owner(t);
-  TensorPtr input;
-  if (strided) {
-    ctl_tensor* view = nullptr;
-    check_ok(ctl_tensor_slice(t, 0, 0, base_n, 2, &view), "slicing the sweep's input");
-    input.reset(view);
-  } else {
-    input = std::move(owner);
+  for (double v : {0.0, -0.0, 1.0, -1.0, inf, -inf, nan, 0.5, -0.5, 2.0, -2.0, 10.0, -10.0}) push(b, v);
+  const int p = d == CTL_DTYPE_F64 ? 53 : d == CTL_DTYPE_F32 ? 24 : d == CTL_DTYPE_F16 ? 11 : 8;
+  const double odd = std::ldexp(1.0, p) - 1;  // the largest odd integer of the dtype
+  std::vector<double> ys = {
+      0.0,    -0.0, 1.0,   -1.0,    inf,      -inf, nan,  2.0, -2.0, 3.0,         -3.0,           0.5,
+      -0.5,   1.5,  -1.5,  1 / 3.0, -1 / 3.0, 7.0,  -7.0, odd, -odd, 2 * odd + 2, -(2 * odd + 2), 100.5,
+      -100.5, 1e-3, -1e-3, 1e5,     -1e5,     1e30, -1e30};
+  for (int k = 0; k < 6; ++k) ys.push_back(std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), k * 3));
+  const size_t base_count = b.size() / size;
+  for (double y : ys) {
+    bases->insert(bases->end(), b.begin(), b.end());
+    for (size_t i = 0; i < base_count; ++i) push(*exponents, y);
+  }
+}
+
+// The device's results for the arguments (one array per input, all of one length), from
+// one op call on `device`: each input is contiguous, or (strided) every other element of a
+// buffer twice as long.
+std::vector<unsigned char> run_on(ctl_device* device, ctl_op_id op, ctl_dtype d,
+                                  const std::vector<std::vector<unsigned char>>& arg_sets, bool strided,
+                                  bool* unsupported, std::string* why) {
+  const size_t size = ctl_dtype_size(d);
+  const int64_t n = static_cast<int64_t>(arg_sets.front().size() / size);
+  std::vector<TensorPtr> owners, inputs;
+  for (const auto& args : arg_sets) {
+    std::vector<unsigned char> base = args;
+    if (strided) {
+      base.assign(args.size() * 2, 0);
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(base.data() + 2 * i * size, args.data() + i * size, size);
+        store(base.data() + (2 * i + 1) * size, d, 0.5);  // between them: a value that must not leak in
+      }
+    }
+    const int64_t base_n = static_cast<int64_t>(base.size() / size);
+    ctl_tensor* t = nullptr;
+    check_ok(ctl_tensor_from_host(device, d, 1, &base_n, base.data(), base.size(), &t), "creating the sweep's input");
+    TensorPtr owner(t);
+    if (strided) {
+      ctl_tensor* view = nullptr;
+      check_ok(ctl_tensor_slice(t, 0, 0, base_n, 2, &view), "slicing the sweep's input");
+      inputs.emplace_back(view);
+      owners.push_back(std::move(owner));
+    } else {
+      inputs.push_back(std::move(owner));
+    }
   }
   ctl_tensor* y = nullptr;
   check_ok(ctl_tensor_create(device, d, 1, &n, &y), "creating the sweep's output");
   TensorPtr output(y);
-  ctl_tensor* in[1] = {input.get()};
+  std::vector<ctl_tensor*> in;
+  for (const auto& t : inputs) in.push_back(t.get());
+  const uint32_t count = static_cast<uint32_t>(in.size());
   ctl_tensor* out[1] = {output.get()};
   bool asked = false;
-  if (ctl_status* s = query_op_support(op, 1, in, nullptr, 1, out, &asked)) {
+  if (ctl_status* s = query_op_support(op, count, in.data(), nullptr, 1, out, &asked)) {
     const ctl_status_code code = ctl_status_get_code(s);
     *why = std::string("op_supports: ") + ctl_status_get_message(s);
     ctl_status_free(s);
@@ -190,7 +255,7 @@ std::vector<unsigned char> run_on(ctl_device* device, ctl_op_id op, ctl_dtype d,
     }
     throw CaseFailure(std::string("op_supports failed with ") + ctl_status_code_name(code) + ": " + *why);
   }
-  if (ctl_status* s = ctl_op_run_into(op, 1, in, nullptr, 1, out)) {
+  if (ctl_status* s = ctl_op_run_into(op, count, in.data(), nullptr, 1, out)) {
     const ctl_status_code code = ctl_status_get_code(s);
     *why = std::string("op_execute: ") + ctl_status_get_message(s);
     ctl_status_free(s);
@@ -205,10 +270,18 @@ std::vector<unsigned char> run_on(ctl_device* device, ctl_op_id op, ctl_dtype d,
   return result;
 }
 
+// The exact result at x (and, for pow, the exponent y): powl follows C's Annex F for the
+// specials (pow(x, 0) = 1 even for NaN, pow(1, y) = 1, pow(-1, +-inf) = 1, ...), as
+// OpenCL's pow does.
+long double exact_at(ctl_op_id op, long double x, long double y) {
+  return op == CTL_OP_POW ? std::pow(x, y) : exact(op, x);
+}
+
 // How far past its bound one result is, in ulps (0: within it), or +inf for a wrong
 // special (NaN, infinity, sign of zero).
-double excess(ctl_op_id op, ctl_dtype d, const UlpBound& bound, long double x, long double got, double* ulps) {
-  const long double e = exact(op, x);
+double excess(ctl_op_id op, ctl_dtype d, const UlpBound& bound, long double x, long double y, long double got,
+              double* ulps) {
+  const long double e = exact_at(op, x, y);
   *ulps = 0;
   if (std::isnan(e) || std::isnan(got)) return std::isnan(e) == std::isnan(got) ? 0 : INFINITY;
   if (std::isinf(e)) return got == e ? 0 : INFINITY;  // an exact infinity (inf input, log(0), 1/0)
@@ -229,8 +302,11 @@ double excess(ctl_op_id op, ctl_dtype d, const UlpBound& bound, long double x, l
   }
   if (*ulps <= allowed) return 0;
   // A subnormal argument that the device read as zero (no denormals, as OpenCL allows).
-  if (x != 0 && std::fabs(x) < min_normal) {
-    const long double e0 = exact(op, std::copysign(0.0L, x));
+  auto read_as_zero = [](long double v) { return v != 0 && std::isfinite(v) ? std::copysign(0.0L, v) : v; };
+  if ((x != 0 && std::fabs(x) < min_normal) || (op == CTL_OP_POW && y != 0 && std::fabs(y) < min_normal)) {
+    const long double x0 = std::fabs(x) < min_normal ? read_as_zero(x) : x;
+    const long double y0 = std::fabs(y) < min_normal ? read_as_zero(y) : y;
+    const long double e0 = exact_at(op, x0, y0);
     if (got == e0 || (std::isfinite(e0) && e0 != 0 && std::fabs(got - e0) <= bound.ulps * ulp_of(d, e0))) return 0;
   }
   return *ulps - allowed;
@@ -247,15 +323,17 @@ std::string hex_bits(uint64_t b, size_t size) {
 
 // Checks one device's results; returns "" or the failure in words.
 std::string judge(ctl_op_id op, ctl_dtype d, const std::vector<unsigned char>& args,
-                  const std::vector<unsigned char>& got, const char* who, const char* layout) {
+                  const std::vector<unsigned char>* exponents, const std::vector<unsigned char>& got, const char* who,
+                  const char* layout) {
   const size_t size = ctl_dtype_size(d), n = args.size() / size;
   const UlpBound bound = ulp_bound(op, d);
   size_t bad = 0, worst_at = 0;
   double worst_excess = 0, worst_ulps = 0, max_ulps = 0;
   for (size_t i = 0; i < n; ++i) {
     const long double x = load(args.data() + i * size, d), g = load(got.data() + i * size, d);
+    const long double y = exponents ? load(exponents->data() + i * size, d) : 0;
     double ulps = 0;
-    const double over = excess(op, d, bound, x, g, &ulps);
+    const double over = excess(op, d, bound, x, y, g, &ulps);
     if (std::isfinite(ulps)) max_ulps = std::max(max_ulps, ulps);
     if (over <= 0) continue;
     ++bad;
@@ -263,13 +341,16 @@ std::string judge(ctl_op_id op, ctl_dtype d, const std::vector<unsigned char>& a
   }
   if (bad == 0) return "";
   const long double x = load(args.data() + worst_at * size, d), g = load(got.data() + worst_at * size, d);
+  const long double y = exponents ? load(exponents->data() + worst_at * size, d) : 0;
   std::ostringstream o;
   o.precision(17);
   o << ctl_op_name(op) << " " << ctl_dtype_name(d) << " on " << who << ", " << layout << ": " << bad << " of " << n
     << " results past the bound of " << bound.ulps << " ulp";
   if (bound.argument_roundings > 0) o << " (+ " << bound.argument_roundings << " argument roundings)";
-  o << "; worst at x = " << static_cast<double>(x) << " (" << hex_bits(bits_at(args, d, worst_at), size)
-    << "): expected " << static_cast<double>(exact(op, x)) << ", got " << static_cast<double>(g);
+  o << "; worst at x = " << static_cast<double>(x) << " (" << hex_bits(bits_at(args, d, worst_at), size) << ")";
+  if (exponents)
+    o << ", y = " << static_cast<double>(y) << " (" << hex_bits(bits_at(*exponents, d, worst_at), size) << ")";
+  o << ": expected " << static_cast<double>(exact_at(op, x, y)) << ", got " << static_cast<double>(g);
   if (std::isinf(worst_excess)) {
     o << " (a wrong special value: NaN, infinity or sign of zero)";
   } else {
@@ -282,17 +363,26 @@ void sweep(CaseContext& ctx, ctl_op_id op, ctl_dtype d, bool strided) {
   if (!(ctx.dtype_mask & CTL_DTYPE_BIT(d))) {
     throw CaseUnsupported(std::string("the device does not claim dtype ") + ctl_dtype_name(d));
   }
-  const std::vector<unsigned char> args = sweep_arguments(d);
+  std::vector<std::vector<unsigned char>> sets;
+  if (op == CTL_OP_POW) {
+    sets.resize(2);
+    pow_grid(d, &sets[0], &sets[1]);
+  } else {
+    sets.push_back(sweep_arguments(d));
+  }
+  const std::vector<unsigned char>& args = sets[0];
+  const std::vector<unsigned char>* exponents = sets.size() > 1 ? &sets[1] : nullptr;
   const char* layout = strided ? "strided input (every other element)" : "contiguous input";
   bool unsupported = false;
   std::string why;
-  const auto got = run_on(ctx.device, op, d, args, strided, &unsupported, &why);
+  const auto got = run_on(ctx.device, op, d, sets, strided, &unsupported, &why);
   if (unsupported) throw CaseUnsupported(why);
-  const std::string failure = judge(op, d, args, got, "the device", layout);
+  const std::string failure = judge(op, d, args, exponents, got, "the device", layout);
   if (!failure.empty()) throw CaseFailure(failure);
   // The reference kernels are held to the same bound: they are every other case's oracle.
-  const auto ref = run_on(ctx.reference, op, d, args, strided, &unsupported, &why);
-  const std::string ref_failure = unsupported ? "internal: " + why : judge(op, d, args, ref, "the reference", layout);
+  const auto ref = run_on(ctx.reference, op, d, sets, strided, &unsupported, &why);
+  const std::string ref_failure =
+      unsupported ? "internal: " + why : judge(op, d, args, exponents, ref, "the reference", layout);
   if (!ref_failure.empty()) throw CaseFailure("internal: the reference kernels fail the sweep: " + ref_failure);
   ctx.note = std::to_string(args.size() / ctl_dtype_size(d)) + " arguments";
 }
@@ -300,7 +390,9 @@ void sweep(CaseContext& ctx, ctl_op_id op, ctl_dtype d, bool strided) {
 }  // namespace
 
 void add_math_cases(std::vector<Case>& out) {
-  for (ctl_op_id op : kSwept) {
+  std::vector<ctl_op_id> swept(std::begin(kSwept), std::end(kSwept));
+  swept.push_back(CTL_OP_POW);  // binary: a grid of bases and exponents (pow_grid)
+  for (ctl_op_id op : swept) {
     for (ctl_dtype d : {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16}) {
       for (bool strided : {false, true}) {
         Case c;

@@ -86,6 +86,9 @@ UlpBound ulp_bound(ctl_op_id op, ctl_dtype d) {
     case CTL_OP_COS:
       b.ulps = 4;
       break;
+    case CTL_OP_POW:
+      b.ulps = 16;
+      break;
     case CTL_OP_SIGMOID:
     case CTL_OP_SILU:
       b.ulps = 8;

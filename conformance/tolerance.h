@@ -69,7 +69,8 @@
 // no absolute floor: the kTranscendental floor of 32u let tanh(1e-8) = 0 pass. f32 and f64
 // follow the OpenCL C specification's full-profile limits (section 7.4): exp, log 3 ulp;
 // sqrt 3 ulp in f32, correctly rounded (0.5) in f64; rsqrt 2; reciprocal 2.5 in f32 (as
-// x / y), 0.5 in f64; tanh 5; sin, cos 4 (at every argument: range reduction included).
+// x / y), 0.5 in f64; tanh 5; sin, cos 4 (at every argument: range reduction included);
+// pow 16 (swept over a grid of bases and exponents).
 // Functions OpenCL lacks get the sum of their parts' limits: sigmoid and silu 8 (exp's 3,
 // an add, OpenCL's 2.5 for the divide, a multiply), gelu 18 (erfc's 16 and two
 // multiplies), gelu_tanh 8 (as sigmoid). f16 and bf16 are computed in at least f32 and

@@ -62,6 +62,10 @@
 //   reads-output      matmul on f32 with beta 0 adds 0 * (the output's old contents), as
 //                     a GEMM that always reads C does. Harmless on a finite old value; only
 //                     an output that starts as NaN shows it.
+//   pow-exp-log       pow on f32, dense inputs: exp(y log x) in f32 for x > 0, the classic
+//                     shortcut, whose error grows as |y log x| u (hundreds of ulp for large
+//                     results). Within the numeric cases' bound for bases and exponents of
+//                     order 1; only the ulp sweep's grid shows it.
 //   norm-one-pass-variance  layer_norm on f32, f64 and f16, dense rows: the variance as
 //                     E[x^2] - E[x]^2 in one pass, in the compute precision (f32 for f32
 //                     and f16, f64 for f64), clamped at 0, as a fused kernel that wants a
@@ -130,6 +134,7 @@ enum class Defect {
   kSoftmaxNoMax,
   kReadsOutput,
   kNormOnePassVariance,
+  kPowExpLog,
 };
 
 constexpr std::string_view kDefectNames[] = {
@@ -153,6 +158,7 @@ constexpr std::string_view kDefectNames[] = {
     "softmax-no-max",
     "reads-output",
     "norm-one-pass-variance",
+    "pow-exp-log",
 };
 
 constexpr Defect defect_named(std::string_view name) {
@@ -1083,6 +1089,32 @@ ctl_status* execute_norm_one_pass_variance(ctl_plugin_stream* stream, const ctl_
   return nullptr;
 }
 
+// pow-exp-log: f32 pow as expf(y * logf(x)) for positive bases, dense inputs and output.
+ctl_status* execute_pow_exp_log(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  if (op_of(call) != CTL_OP_POW) return nullptr;
+  const ctl_tensor_view* views[3] = {input_of(call, 0), input_of(call, 1), output_of(call, 0)};
+  for (const ctl_tensor_view* v : views) {
+    if (!v || raw(v->dtype) != CTL_DTYPE_F32 || !row_major_dense(*v)) return nullptr;
+  }
+  const int64_t n = element_count(*views[2]);
+  if (n < 1 || element_count(*views[0]) != n || element_count(*views[1]) != n) return nullptr;
+  unsigned char* bases[3] = {};
+  for (int k = 0; k < 3; ++k) {
+    CTL_SDK_RETURN_IF_ERROR(host_base(stream, *views[k], &bases[k]));
+    if (!bases[k]) return nullptr;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    float x, y;
+    std::memcpy(&x, bases[0] + views[0]->byte_offset + static_cast<uint64_t>(i) * 4, 4);
+    std::memcpy(&y, bases[1] + views[1]->byte_offset + static_cast<uint64_t>(i) * 4, 4);
+    if (!(x > 0) || !std::isfinite(x) || !std::isfinite(y)) continue;
+    const float r = std::exp(y * std::log(x));
+    std::memcpy(bases[2] + views[2]->byte_offset + static_cast<uint64_t>(i) * 4, &r, 4);
+  }
+  return nullptr;
+}
+
 // ---- the table ---------------------------------------------------------------------------
 
 void build_table(const ctl_plugin_api* inner) {
@@ -1161,6 +1193,9 @@ void build_table(const ctl_plugin_api* inner) {
       break;
     case Defect::kNormOnePassVariance:
       g_api.op_execute = execute_norm_one_pass_variance;
+      break;
+    case Defect::kPowExpLog:
+      g_api.op_execute = execute_pow_exp_log;
       break;
     case Defect::kUnknown:
       break;
