@@ -236,6 +236,11 @@ CTL_EXPORT ctl_status* ctl_device_synchronize(ctl_device* device);
  *
  * A tensor is a view (dtype, shape, strides in elements, offset) of a reference-counted
  * storage on one device. Views share storage with their source.
+ *
+ * Every shape a call takes or makes (create, reshape, expand, an op's output) has at most
+ * CTL_MAX_RANK axes, none negative, and spans at most 2^63 bytes with zero-sized axes
+ * counted as 1: an empty tensor's strides must still be representable. Other shapes get
+ * CTL_STATUS_INVALID_ARGUMENT.
  * -------------------------------------------------------------------------------------- */
 
 /* Uninitialised contents. *out_tensor: new reference. rank 0 is a scalar. */
@@ -632,9 +637,12 @@ CTL_EXPORT ctl_status* ctl_tensor_to_dlpack(ctl_tensor* tensor, struct DLManaged
 CTL_EXPORT ctl_status* ctl_tensor_to_dlpack_versioned(ctl_tensor* tensor,
                                                       struct DLManagedTensorVersioned** out_managed);
 /* Imports host memory (kDLCPU / kDLCUDAHost) onto `device`, which must be host-visible:
- * zero-copy, strides kept. On success Catalyst owns `managed` and calls its deleter
- * exactly once when the last tensor using it is released; on failure ownership stays
- * with the caller. *out_tensor: new reference. */
+ * zero-copy, strides kept (an empty tensor's, which address nothing, become contiguous
+ * ones). Byte offsets that wrap or are misaligned for the dtype, views spanning more
+ * than 2^63 bytes and flag bits Catalyst does not know are refused, naming the field.
+ * On success Catalyst owns `managed` and calls its deleter exactly once when the last
+ * tensor using it is released; on failure ownership stays with the caller.
+ * *out_tensor: new reference. */
 CTL_EXPORT ctl_status* ctl_tensor_from_dlpack(ctl_device* device, struct DLManagedTensor* managed,
                                               ctl_tensor** out_tensor);
 CTL_EXPORT ctl_status* ctl_tensor_from_dlpack_versioned(ctl_device* device, struct DLManagedTensorVersioned* managed,

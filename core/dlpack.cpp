@@ -214,7 +214,9 @@ ctl_status* import_tensor(ctl_device* device, const DLTensor& dl, void (*on_rele
   layout.rank = static_cast<uint32_t>(dl.ndim);
   std::copy_n(dl.shape, dl.ndim, layout.shape.begin());
   CTL_RETURN_IF_ERROR(check_shape(layout.rank, layout.shape.data(), layout.dtype, "DLPack shape"));
-  if (dl.strides) {
+  // An empty view's strides address nothing; the producer's (possibly huge) ones are
+  // replaced by contiguous ones so that no plugin multiplies them.
+  if (dl.strides && layout.numel() != 0) {
     for (int32_t i = 0; i < dl.ndim; ++i) {
       if (dl.strides[i] < 0) {
         return make_status(CTL_STATUS_UNSUPPORTED, "DLPack strides[%d] is %lld; negative strides are not supported", i,

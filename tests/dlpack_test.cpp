@@ -475,6 +475,24 @@ TEST_P(DLPack, ImportAcceptsEveryAddressableView) {
     EXPECT_EQ(ctl_tensor_numel(out), 0);
     ctl_tensor_release(out);
   }
+  {
+    // An empty view's strides address nothing, so huge ones are accepted, and replaced by
+    // contiguous ones: a plugin that merged axes multiplied them (2^62 x 3 overflowed in the
+    // CPU plugin's copy, found by the DLPack fuzzer under UBSan).
+    Producer p({0, 3, 2}, {int64_t{1} << 62, int64_t{1} << 62, 1}, 0);
+    ctl_tensor* out = nullptr;
+    CTL_ASSERT_OK(ctl_tensor_from_dlpack(device_, &p.managed, &out));
+    ctl_tensor_info info{};
+    info.struct_size = CTL_TENSOR_INFO_STRUCT_SIZE;
+    CTL_ASSERT_OK(ctl_tensor_get_info(out, &info));
+    EXPECT_EQ(info.strides[0], 6);
+    EXPECT_EQ(info.strides[1], 2);
+    EXPECT_EQ(info.strides[2], 1);
+    ctl_tensor* copy = nullptr;
+    CTL_EXPECT_OK(ctl_tensor_contiguous(out, &copy));
+    ctl_tensor_release(copy);
+    ctl_tensor_release(out);
+  }
 }
 
 TEST_P(DLPack, EveryDtypeExportsWithItsDLPackCode) {

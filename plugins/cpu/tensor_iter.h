@@ -37,7 +37,11 @@ Layout<N> make_layout(uint32_t rank, const int64_t* shape, const std::array<cons
     if (r > 0) {
       bool mergeable = true;
       for (size_t s = 0; s < N; ++s) {
-        if (layout.strides[s][r - 1] != strides[s][i] * shape[i]) mergeable = false;
+        // A product that overflows cannot be the outer stride: the axes stay apart.
+        int64_t outer = 0;
+        if (__builtin_mul_overflow(strides[s][i], shape[i], &outer) || layout.strides[s][r - 1] != outer) {
+          mergeable = false;
+        }
       }
       if (mergeable) {
         layout.shape[r - 1] *= shape[i];

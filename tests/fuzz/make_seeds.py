@@ -4,13 +4,13 @@
 Each harness decodes its input as a small program of API calls (see fuzz_support.h's
 Input and each harness's decoder); the seeds below spell out a few valid programs byte by
 byte so that fuzzing starts from the paths that succeed, not only from refusals. The
-safetensors seeds are real files. Run it from anywhere; it rewrites corpus/<harness>/:
+safetensors seeds are real files. Run it from anywhere; it rewrites corpus/<harness>/,
+keeping the found_* inputs that fuzzers turned up:
 
     python3 tests/fuzz/make_seeds.py
 """
 import json
 import os
-import shutil
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -132,9 +132,20 @@ def safetensors_seeds():
     write("safetensors", "unicode_names", safetensors({"\u00e9t\u00e9\\n": ("U8", [1], b"\x05")}))
 
 
+def clear_generated(harness):
+    """Removes the seeds this script wrote before; inputs a fuzzer found (found_*) stay,
+    as regression inputs the seed tests replay."""
+    directory = os.path.join(HERE, "corpus", harness)
+    if not os.path.isdir(directory):
+        return
+    for name in os.listdir(directory):
+        if not name.startswith("found_"):
+            os.remove(os.path.join(directory, name))
+
+
 if __name__ == "__main__":
     for harness in ("views", "ops", "dlpack", "safetensors"):
-        shutil.rmtree(os.path.join(HERE, "corpus", harness), ignore_errors=True)
+        clear_generated(harness)
     views_seeds()
     ops_seeds()
     dlpack_seeds()

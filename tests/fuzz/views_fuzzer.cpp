@@ -67,20 +67,20 @@ size_t normalized(int64_t axis, size_t rank) {
   return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
 }
 
-// The product of `shape`, or nothing when it overflows what a tensor of f32 may hold.
+// The product of `shape`, or nothing when no f32 tensor may have it: a negative axis, or
+// a product past 2^63 bytes with zero-sized axes counted as 1 (an empty tensor's strides
+// must still be representable, catalyst.h).
 std::optional<int64_t> checked_numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
+  int64_t span = 1;
   bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) return std::nullopt;
-    if (d == 0) empty = true;
+    const int64_t extent = d == 0 ? 1 : d;
+    if (span > INT64_MAX / 4 / extent) return std::nullopt;
+    span *= extent;
+    empty = empty || d == 0;
   }
-  if (empty) return 0;
-  for (int64_t d : shape) {
-    if (n > INT64_MAX / 4 / d) return std::nullopt;
-    n *= d;
-  }
-  return n;
+  return empty ? 0 : span;
 }
 
 std::optional<Model> model_reshape(const Model& m, const std::vector<int64_t>& shape) {
@@ -103,7 +103,7 @@ std::optional<Model> model_reshape(const Model& m, const std::vector<int64_t>& s
     out[static_cast<size_t>(inferred)] = m.numel() / known;
     known = m.numel();
   }
-  if (known != m.numel()) return std::nullopt;
+  if (known != m.numel() || !checked_numel(out)) return std::nullopt;
   Model r = m;
   r.shape = out;
   return r;
