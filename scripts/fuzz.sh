@@ -31,24 +31,6 @@ RUNTIME_DIR=$("$CXX" --print-runtime-dir)
 }
 LINK="-shared-libsan -Wl,-rpath,$RUNTIME_DIR"
 
-# The CPU plugin's vector kernels pick instruction sets with `#pragma GCC target`, which
-# Clang 14 ignores, so the plugin does not build with Clang yet: build it with GCC (without
-# sanitizers: GCC's and Clang's runtimes cannot share a process) and load that. The core,
-# which the harnesses call, is still Clang-built with ASan, UBSan and coverage; the plugin's
-# memory comes from the core's allocator, so AddressSanitizer still guards its buffers.
-# FUZZ_CLANG_PLUGIN=1 builds the plugin in the fuzz tree instead, once it compiles there.
-plugin_args=()
-if [ "${FUZZ_CLANG_PLUGIN:-0}" != 1 ]; then
-  echo "fuzz: building the CPU plugin with GCC in $BUILD_DIR/gcc-plugin"
-  cmake -S "$ROOT" -B "$BUILD_DIR/gcc-plugin" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ -DCATALYST_WERROR=ON -DBUILD_TESTING=OFF \
-    -DCATALYST_WITH_OPENCL=OFF -DCATALYST_BUILD_EXAMPLES=OFF -DCATALYST_BUILD_BENCH=OFF >/dev/null
-  cmake --build "$BUILD_DIR/gcc-plugin" -j "$(nproc)" --target catalyst-cpu
-  plugin_args=(-DCATALYST_FUZZ_CPU_PLUGIN="$BUILD_DIR/gcc-plugin/lib/catalyst/plugins/libcatalyst-cpu.so")
-else
-  plugin_args=(-DCATALYST_FUZZ_CPU_PLUGIN=)
-fi
-
 targets=()
 for h in "${HARNESSES[@]}"; do targets+=("fuzz_$h"); done
 echo "fuzz: building ${targets[*]} in $BUILD_DIR"
@@ -58,7 +40,7 @@ cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCATALYST_WITH_OPENCL=OFF -DCATALYST_BUILD_EXAMPLES=OFF -DCATALYST_BUILD_BENCH=OFF \
   -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link" -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
   -DCMAKE_EXE_LINKER_FLAGS="$LINK" -DCMAKE_SHARED_LINKER_FLAGS="$LINK" -DCMAKE_MODULE_LINKER_FLAGS="$LINK" \
-  "${plugin_args[@]}" >/dev/null
+  -DCATALYST_FUZZ_CPU_PLUGIN= >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${targets[@]}"
 
 # Allocations past 256 MiB fail (NULL from malloc) instead of being made: the core must

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh — the README's second command: set up, build, and run every test through CTest;
 # then rebuild with AddressSanitizer and UndefinedBehaviorSanitizer and run the core and
-# plugin tests again; then build everything once more as Release (warnings are errors in
-# every build type). Exits non-zero if anything fails.
+# plugin tests again; build what users ship once more as Release (warnings are errors in
+# every build type); then run the fuzzers for a bounded time (scripts/fuzz.sh). Exits
+# non-zero if anything fails.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=$(nproc)
@@ -16,5 +17,8 @@ BUILD_DIR="$ROOT/build-asan" SANITIZE=address,undefined source "$ROOT/scripts/se
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$ROOT/build-asan" --output-on-failure -j "$JOBS" -L 'core|plugin'
 
-echo "== build as Release (the build type users ship)"
-BUILD_DIR="$ROOT/build-release" BUILD_TYPE=Release source "$ROOT/scripts/setup.sh"
+echo "== build as Release (the build type users ship; the tests' own code is checked above)"
+BUILD_DIR="$ROOT/build-release" BUILD_TYPE=Release CMAKE_ARGS=-DBUILD_TESTING=OFF source "$ROOT/scripts/setup.sh"
+
+echo "== fuzz the public C API and the safetensors loader (scripts/fuzz.sh, a minute per harness)"
+"$ROOT/scripts/fuzz.sh"
