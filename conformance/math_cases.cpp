@@ -44,6 +44,33 @@ long double sigmoid(long double v) {
   return 1 / (1 + std::exp(-v));
 }
 
+// The two gelu derivatives, in docs/ops.md's forms without cancellation, as the sum of
+// their two terms (the bound allows roundings relative to the terms' size: near the
+// derivative's zero at x = -0.75 they cancel in any formula). gelu': Phi(x) = 0.5 erfc(-x /
+// sqrt(2)) and x phi(x). gelu_tanh': s = sigmoid(2z) and 2 k x (1 + 3c x^2) s (1 - s), z =
+// k (x + c x^3), with s (1 - s) = e / (1 + e)^2, e = exp(-2|z|): no overflow, no 1 - t^2.
+// Where e underflows (|x| past about 54 in long double) the second term is x * 0, so x =
+// +-inf gives NaN, as docs/ops.md says, and a finite x no NaN from inf * 0.
+struct Terms {
+  long double first = 0, second = 0;
+};
+Terms gelu_derivative_terms(ctl_op_id op, long double x) {
+  if (op == CTL_OP_GELU_BACKWARD) {
+    const long double phi = std::exp(-0.5L * x * x) * 0.398942280401432677939946059934381868L;
+    return {0.5L * std::erfc(-x * 0.707106781186547524400844362104849039L), x * phi};
+  }
+  constexpr long double k = 0.797884560802865355879892119868763737L, c = 0.044715L;
+  const long double z = k * (x + c * x * x * x);
+  const long double e = std::exp(-2 * std::fabs(z)), r = 1 / (1 + e);
+  const long double s = z >= 0 ? r : e * r;
+  if (e == 0) return {s, x - x};
+  return {s, 2 * k * x * (1 + 3 * c * x * x) * (e * r * r)};
+}
+
+bool is_gelu_backward(ctl_op_id op) {
+  return op == CTL_OP_GELU_BACKWARD || op == CTL_OP_GELU_TANH_BACKWARD;
+}
+
 // docs/ops.md's definitions, exactly (to long double's precision). gelu's
 // 0.5 x (1 + erf(x / sqrt(2))) is 0.5 x erfc(-x / sqrt(2)), and gelu_tanh's
 // 0.5 x (1 + tanh(z)) is x sigmoid(2z): the same functions without cancellation. At
@@ -79,11 +106,41 @@ long double exact(ctl_op_id op, long double x) {
   }
 }
 
-// |x f'(x) / f(x)| by a central difference: how much a relative error in the argument grows.
-double condition(ctl_op_id op, long double x, long double fx) {
+// The exact result for the inputs a and b: pow(a, b) (powl follows C's Annex F for the
+// specials: pow(x, 0) = 1 even for NaN, pow(1, y) = 1, pow(-1, +-inf) = 1, ..., as OpenCL's
+// pow does); for the gelu derivatives dy = a times the derivative at x = b; else f(a).
+long double exact_at(ctl_op_id op, long double a, long double b) {
+  if (op == CTL_OP_POW) return std::pow(a, b);
+  if (is_gelu_backward(op)) {
+    const Terms t = gelu_derivative_terms(op, b);
+    return a * (t.first + t.second);
+  }
+  return exact(op, a);
+}
+
+// The argument that the bound's argument roundings apply to: x (b) for the derivatives.
+long double function_argument(ctl_op_id op, long double a, long double b) {
+  return is_gelu_backward(op) ? b : a;
+}
+
+// |x f'(x) / f(x)| by a central difference in x (the function's argument): how much a
+// relative error in the argument grows.
+double condition(ctl_op_id op, long double a, long double b, long double fx) {
+  const long double x = function_argument(op, a, b);
   if (x == 0 || fx == 0 || !std::isfinite(x)) return 0;
   const long double h = std::fabs(x) * 1e-9L;
-  return static_cast<double>(std::fabs(x * (exact(op, x + h) - exact(op, x - h)) / (2 * h) / fx));
+  const bool second = is_gelu_backward(op);
+  const long double up = second ? exact_at(op, a, x + h) : exact_at(op, x + h, b);
+  const long double down = second ? exact_at(op, a, x - h) : exact_at(op, x - h, b);
+  return static_cast<double>(std::fabs(x * (up - down) / (2 * h) / fx));
+}
+
+// The size of the terms whose sum the result is (|dy| (|first| + |second|) for the gelu
+// derivatives), or 0 for a function that is not such a sum.
+long double terms_magnitude(ctl_op_id op, long double a, long double b) {
+  if (!is_gelu_backward(op)) return 0;
+  const Terms t = gelu_derivative_terms(op, b);
+  return std::fabs(a) * (std::fabs(t.first) + std::fabs(t.second));
 }
 
 // The bit pattern of element i of a buffer of the dtype.
@@ -206,6 +263,20 @@ void pow_grid(ctl_dtype d, std::vector<unsigned char>* bases, std::vector<unsign
   }
 }
 
+// The gelu derivatives' inputs: x over sweep_arguments' whole domain, crossed with dy = 1
+// (the derivative itself), -2.5 (a sign and an exact scale) and 0.1 (a scale that rounds,
+// so dx takes one more rounding).
+void derivative_grid(ctl_dtype d, std::vector<unsigned char>* dys, std::vector<unsigned char>* xs) {
+  const std::vector<unsigned char> x = sweep_arguments(d);
+  const size_t size = ctl_dtype_size(d), n = x.size() / size;
+  for (double dy : {1.0, -2.5, 0.1}) {
+    xs->insert(xs->end(), x.begin(), x.end());
+    const size_t at = dys->size();
+    dys->resize(at + x.size());
+    for (size_t i = 0; i < n; ++i) store(dys->data() + at + i * size, d, dy);
+  }
+}
+
 // The device's results for the arguments (one array per input, all of one length), from
 // one op call on `device`: each input is contiguous, or (strided) every other element of a
 // buffer twice as long.
@@ -270,22 +341,19 @@ std::vector<unsigned char> run_on(ctl_device* device, ctl_op_id op, ctl_dtype d,
   return result;
 }
 
-// The exact result at x (and, for pow, the exponent y): powl follows C's Annex F for the
-// specials (pow(x, 0) = 1 even for NaN, pow(1, y) = 1, pow(-1, +-inf) = 1, ...), as
-// OpenCL's pow does.
-long double exact_at(ctl_op_id op, long double x, long double y) {
-  return op == CTL_OP_POW ? std::pow(x, y) : exact(op, x);
-}
-
 // How far past its bound one result is, in ulps (0: within it), or +inf for a wrong
-// special (NaN, infinity, sign of zero).
-double excess(ctl_op_id op, ctl_dtype d, const UlpBound& bound, long double x, long double y, long double got,
-              double* ulps) {
-  const long double e = exact_at(op, x, y);
+// special (NaN, infinity, sign of zero). a and b are the op's inputs (b only for a binary op).
+double excess(ctl_op_id op, ctl_dtype d, const UlpBound& bound, bool binary, long double a, long double b,
+              long double got, double* ulps) {
+  const long double e = exact_at(op, a, b);
   *ulps = 0;
   if (std::isnan(e) || std::isnan(got)) return std::isnan(e) == std::isnan(got) ? 0 : INFINITY;
   if (std::isinf(e)) return got == e ? 0 : INFINITY;  // an exact infinity (inf input, log(0), 1/0)
-  if (e == 0) return got == 0 && std::signbit(got) == std::signbit(e) ? 0 : INFINITY;
+  // A gelu derivative is never 0 for a finite x (its one zero, near -0.75, is irrational):
+  // an exact 0 there is long double's underflow (|x| past 54 or 151), a tiny value of either
+  // sign, which the flush rule below judges.
+  const bool underflowed = is_gelu_backward(op) && e == 0 && a != 0 && std::isfinite(a) && std::isfinite(b);
+  if (e == 0 && !underflowed) return got == 0 && std::signbit(got) == std::signbit(e) ? 0 : INFINITY;
   // Beyond the largest finite value, an infinity and the next power of two are one value.
   const long double top = overflow_threshold(d);
   const long double ec = std::fabs(e) > top ? std::copysign(top, e) : e;
@@ -298,15 +366,18 @@ double excess(ctl_op_id op, ctl_dtype d, const UlpBound& bound, long double x, l
   const double u_compute = d == CTL_DTYPE_F64 ? 0x1p-53 : 0x1p-24;
   double allowed = bound.ulps;
   if (bound.argument_roundings > 0) {
-    allowed += bound.argument_roundings * condition(op, x, e) * u_compute * static_cast<double>(std::fabs(ec) / ulp);
+    allowed += bound.argument_roundings * condition(op, a, b, e) * u_compute * static_cast<double>(std::fabs(ec) / ulp);
+  }
+  if (bound.term_ulps > 0) {
+    allowed += bound.term_ulps * 2 * u_compute * static_cast<double>(terms_magnitude(op, a, b) / ulp);
   }
   if (*ulps <= allowed) return 0;
   // A subnormal argument that the device read as zero (no denormals, as OpenCL allows).
   auto read_as_zero = [](long double v) { return v != 0 && std::isfinite(v) ? std::copysign(0.0L, v) : v; };
-  if ((x != 0 && std::fabs(x) < min_normal) || (op == CTL_OP_POW && y != 0 && std::fabs(y) < min_normal)) {
-    const long double x0 = std::fabs(x) < min_normal ? read_as_zero(x) : x;
-    const long double y0 = std::fabs(y) < min_normal ? read_as_zero(y) : y;
-    const long double e0 = exact_at(op, x0, y0);
+  if ((a != 0 && std::fabs(a) < min_normal) || (binary && b != 0 && std::fabs(b) < min_normal)) {
+    const long double a0 = std::fabs(a) < min_normal ? read_as_zero(a) : a;
+    const long double b0 = std::fabs(b) < min_normal ? read_as_zero(b) : b;
+    const long double e0 = exact_at(op, a0, b0);
     if (got == e0 || (std::isfinite(e0) && e0 != 0 && std::fabs(got - e0) <= bound.ulps * ulp_of(d, e0))) return 0;
   }
   return *ulps - allowed;
@@ -321,36 +392,42 @@ std::string hex_bits(uint64_t b, size_t size) {
   return o.str();
 }
 
-// Checks one device's results; returns "" or the failure in words.
-std::string judge(ctl_op_id op, ctl_dtype d, const std::vector<unsigned char>& args,
-                  const std::vector<unsigned char>* exponents, const std::vector<unsigned char>& got, const char* who,
+// Checks one device's results; returns "" or the failure in words. firsts holds the op's
+// first input, seconds its second (pow's exponents, the derivatives' x) or is null.
+std::string judge(ctl_op_id op, ctl_dtype d, const std::vector<unsigned char>& firsts,
+                  const std::vector<unsigned char>* seconds, const std::vector<unsigned char>& got, const char* who,
                   const char* layout) {
-  const size_t size = ctl_dtype_size(d), n = args.size() / size;
+  const size_t size = ctl_dtype_size(d), n = firsts.size() / size;
   const UlpBound bound = ulp_bound(op, d);
+  const bool binary = seconds != nullptr;
   size_t bad = 0, worst_at = 0;
-  double worst_excess = 0, worst_ulps = 0, max_ulps = 0;
+  double worst_excess = 0, worst_ulps = 0;
   for (size_t i = 0; i < n; ++i) {
-    const long double x = load(args.data() + i * size, d), g = load(got.data() + i * size, d);
-    const long double y = exponents ? load(exponents->data() + i * size, d) : 0;
+    const long double a = load(firsts.data() + i * size, d), g = load(got.data() + i * size, d);
+    const long double b = binary ? load(seconds->data() + i * size, d) : 0;
     double ulps = 0;
-    const double over = excess(op, d, bound, x, y, g, &ulps);
-    if (std::isfinite(ulps)) max_ulps = std::max(max_ulps, ulps);
+    const double over = excess(op, d, bound, binary, a, b, g, &ulps);
     if (over <= 0) continue;
     ++bad;
     if (over > worst_excess) worst_excess = over, worst_at = i, worst_ulps = ulps;
   }
   if (bad == 0) return "";
-  const long double x = load(args.data() + worst_at * size, d), g = load(got.data() + worst_at * size, d);
-  const long double y = exponents ? load(exponents->data() + worst_at * size, d) : 0;
+  const long double a = load(firsts.data() + worst_at * size, d), g = load(got.data() + worst_at * size, d);
+  const long double b = binary ? load(seconds->data() + worst_at * size, d) : 0;
+  const bool derivative = is_gelu_backward(op);
   std::ostringstream o;
   o.precision(17);
   o << ctl_op_name(op) << " " << ctl_dtype_name(d) << " on " << who << ", " << layout << ": " << bad << " of " << n
     << " results past the bound of " << bound.ulps << " ulp";
+  if (bound.term_ulps > 0) o << " (+ " << bound.term_ulps << " ulp of the terms)";
   if (bound.argument_roundings > 0) o << " (+ " << bound.argument_roundings << " argument roundings)";
-  o << "; worst at x = " << static_cast<double>(x) << " (" << hex_bits(bits_at(args, d, worst_at), size) << ")";
-  if (exponents)
-    o << ", y = " << static_cast<double>(y) << " (" << hex_bits(bits_at(*exponents, d, worst_at), size) << ")";
-  o << ": expected " << static_cast<double>(exact_at(op, x, y)) << ", got " << static_cast<double>(g);
+  o << "; worst at " << (derivative ? "dy" : "x") << " = " << static_cast<double>(a) << " ("
+    << hex_bits(bits_at(firsts, d, worst_at), size) << ")";
+  if (binary) {
+    o << ", " << (derivative ? "x" : "y") << " = " << static_cast<double>(b) << " ("
+      << hex_bits(bits_at(*seconds, d, worst_at), size) << ")";
+  }
+  o << ": expected " << static_cast<double>(exact_at(op, a, b)) << ", got " << static_cast<double>(g);
   if (std::isinf(worst_excess)) {
     o << " (a wrong special value: NaN, infinity or sign of zero)";
   } else {
@@ -367,24 +444,27 @@ void sweep(CaseContext& ctx, ctl_op_id op, ctl_dtype d, bool strided) {
   if (op == CTL_OP_POW) {
     sets.resize(2);
     pow_grid(d, &sets[0], &sets[1]);
+  } else if (is_gelu_backward(op)) {
+    sets.resize(2);
+    derivative_grid(d, &sets[0], &sets[1]);
   } else {
     sets.push_back(sweep_arguments(d));
   }
-  const std::vector<unsigned char>& args = sets[0];
-  const std::vector<unsigned char>* exponents = sets.size() > 1 ? &sets[1] : nullptr;
+  const std::vector<unsigned char>& firsts = sets[0];
+  const std::vector<unsigned char>* seconds = sets.size() > 1 ? &sets[1] : nullptr;
   const char* layout = strided ? "strided input (every other element)" : "contiguous input";
   bool unsupported = false;
   std::string why;
   const auto got = run_on(ctx.device, op, d, sets, strided, &unsupported, &why);
   if (unsupported) throw CaseUnsupported(why);
-  const std::string failure = judge(op, d, args, exponents, got, "the device", layout);
+  const std::string failure = judge(op, d, firsts, seconds, got, "the device", layout);
   if (!failure.empty()) throw CaseFailure(failure);
   // The reference kernels are held to the same bound: they are every other case's oracle.
   const auto ref = run_on(ctx.reference, op, d, sets, strided, &unsupported, &why);
   const std::string ref_failure =
-      unsupported ? "internal: " + why : judge(op, d, args, exponents, ref, "the reference", layout);
+      unsupported ? "internal: " + why : judge(op, d, firsts, seconds, ref, "the reference", layout);
   if (!ref_failure.empty()) throw CaseFailure("internal: the reference kernels fail the sweep: " + ref_failure);
-  ctx.note = std::to_string(args.size() / ctl_dtype_size(d)) + " arguments";
+  ctx.note = std::to_string(firsts.size() / ctl_dtype_size(d)) + " arguments";
 }
 
 }  // namespace
@@ -392,6 +472,9 @@ void sweep(CaseContext& ctx, ctl_op_id op, ctl_dtype d, bool strided) {
 void add_math_cases(std::vector<Case>& out) {
   std::vector<ctl_op_id> swept(std::begin(kSwept), std::end(kSwept));
   swept.push_back(CTL_OP_POW);  // binary: a grid of bases and exponents (pow_grid)
+  // dy and x: the whole domain of x, times a few dy (derivative_grid); training ops (ABI 1.1)
+  swept.push_back(CTL_OP_GELU_BACKWARD);
+  swept.push_back(CTL_OP_GELU_TANH_BACKWARD);
   for (ctl_op_id op : swept) {
     for (ctl_dtype d : {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16}) {
       for (bool strided : {false, true}) {
@@ -400,7 +483,7 @@ void add_math_cases(std::vector<Case>& out) {
         c.dtype = ctl_dtype_name(d);
         c.id = c.op + "." + c.dtype + (strided ? ".ulp_sweep_strided" : ".ulp_sweep");
         c.group = c.op;
-        c.level = is_required_dtype(d) ? Level::kCore : Level::kFull;
+        c.level = !is_required_dtype(d) ? Level::kFull : is_gelu_backward(op) ? Level::kTraining : Level::kCore;
         c.label = std::string("ulp sweep over the whole domain, ") + (strided ? "strided input" : "contiguous input");
         c.run = [op, d, strided](CaseContext& ctx) { sweep(ctx, op, d, strided); };
         out.push_back(std::move(c));

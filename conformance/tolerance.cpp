@@ -101,6 +101,16 @@ UlpBound ulp_bound(ctl_op_id op, ctl_dtype d) {
       b.ulps = 8;
       b.argument_roundings = 6;
       break;
+    case CTL_OP_GELU_BACKWARD:
+      b.ulps = 1;
+      b.term_ulps = 18;
+      b.argument_roundings = 2;
+      break;
+    case CTL_OP_GELU_TANH_BACKWARD:
+      b.ulps = 1;
+      b.term_ulps = 12;
+      b.argument_roundings = 6;
+      break;
     default:
       b.ulps = 0;
       break;

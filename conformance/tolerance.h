@@ -81,6 +81,17 @@
 // 2 and 6 roundings. A result below the dtype's smallest normal may be flushed (error up
 // to the smallest normal), and a subnormal argument may be read as zero, as OpenCL allows
 // a device without denormals. Every bound also allows 1/256 ulp for the oracle's error.
+// gelu_backward and gelu_tanh_backward (dy times the derivative at x) are sums of two terms
+// that cancel near the derivative's zero (x = -0.752), where no form computed in the
+// compute precision u_c is accurate relative to the result: their bound is 1 ulp (the
+// add and the product with dy) plus term_ulps of the compute precision at the size of the
+// terms, term_ulps 2 u_c |dy| (|first| + |second|), plus the argument roundings. gelu':
+// Phi(x) = 0.5 erfc(-x / sqrt 2) and x phi(x), each as accurate as gelu: 18, 2 argument
+// roundings. gelu_tanh': s = sigmoid(2z) (8) and 2 k x (1 + 3c x^2) s (1 - s), where
+// s (1 - s) = e / (1 + e)^2 takes exp's 3, an add, a divide's 2.5 and two multiplies, and
+// four more multiplies follow: 12, and gelu_tanh's 6 argument roundings. Far from the zero
+// the terms' size is the result's, so a form that cancels (1 + erf, 1 + tanh, 1 - tanh^2,
+// exact to u_c absolute rather than relative) fails by thousands of ulps.
 #pragma once
 
 #include <cstdint>
@@ -110,6 +121,7 @@ double allowed_error(const Tolerance& tol, ctl_dtype dtype, double expected, siz
 struct UlpBound {
   double ulps = 0;
   double argument_roundings = 0;
+  double term_ulps = 0;  // the gelu derivatives: ulps of the compute precision at the size of each term
 };
 UlpBound ulp_bound(ctl_op_id op, ctl_dtype dtype);
 // One ulp of the dtype at |v| (the subnormal spacing below the smallest normal; the top

@@ -354,6 +354,43 @@ TEST_F(BackwardOps, GeluBackwardMatchesFiniteDifferences) {
   }
 }
 
+// Far left of 0 both derivatives are tiny but far from 0: gelu'(-10) = -7.6e-22 (Phi(x) =
+// 0.5 (1 + erf(x / sqrt 2)) lost its 7.6e-24 whole in double from x = -8.3), gelu_tanh'(-10)
+// = -2.8e-36 (0.5 (1 + tanh z) and 1 - tanh^2 z were exactly 0 from x = -10). docs/ops.md's
+// forms without cancellation keep them to a few roundings times x^2; huge x gives 1 or 0
+// (no NaN from x^3 overflowing), x = +-inf NaN.
+TEST_F(BackwardOps, GeluBackwardKeepsItsDigitsFarLeftOfZero) {
+  const std::vector<double> xs = {-5.0, -8.3, -10.0, -12.0, -20.0, 1e200, -1e200, INFINITY, -INFINITY};
+  auto exact = [](ctl_op_id op, long double x) -> long double {
+    if (op == CTL_OP_GELU_BACKWARD) {
+      return 0.5L * std::erfc(-x / std::sqrt(2.0L)) +
+             x * std::exp(-0.5L * x * x) / std::sqrt(2 * 3.14159265358979323846264338327950288L);
+    }
+    const long double k = std::sqrt(2 / 3.14159265358979323846264338327950288L), c = 0.044715L;
+    const long double z = k * (x + c * x * x * x);
+    const long double e = std::exp(-2 * std::fabs(z)), r = 1 / (1 + e), s = z >= 0 ? r : e * r;
+    return e == 0 ? s + (x - x) : s + 2 * k * x * (1 + 3 * c * x * x) * (e * r * r);
+  };
+  for (const ctl_op_id op : {CTL_OP_GELU_BACKWARD, CTL_OP_GELU_TANH_BACKWARD}) {
+    SCOPED_TRACE(ctl_op_name(op));
+    Array dy, x;
+    dy.shape = x.shape = {static_cast<int64_t>(xs.size())};
+    dy.v.assign(xs.size(), 1.0);
+    x.v = xs;
+    Tensor dyt = upload(dy), xt = upload(x);
+    const Array dx = run(op, {dyt.get(), xt.get()}, nullptr, 1)[0];
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double e = static_cast<double>(exact(op, xs[i]));
+      if (std::isnan(e)) {
+        EXPECT_TRUE(std::isnan(dx.v[i])) << "x = " << xs[i] << ": " << dx.v[i];
+      } else {
+        EXPECT_NEAR(dx.v[i], e, 1e-11 * std::fabs(e)) << "x = " << xs[i];
+      }
+    }
+    EXPECT_LT(dx.v[2], op == CTL_OP_GELU_BACKWARD ? -7e-22 : -2e-36);
+  }
+}
+
 // The loss is sum(grad_loss * cross_entropy(logits)), grad_loss a scalar or one per row.
 TEST_F(BackwardOps, CrossEntropyBackwardMatchesFiniteDifferences) {
   const ctl_reduction reductions[] = {CTL_REDUCTION_MEAN, CTL_REDUCTION_SUM, CTL_REDUCTION_NONE};

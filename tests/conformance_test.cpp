@@ -241,6 +241,23 @@ TEST(Conformance, PowAsExpOfYLogXIsCaughtByThePowGrid) {
   EXPECT_NE(block.find(", y = "), std::string::npos) << block;
 }
 
+// gelu_backward with docs/ops.md's old 0.5 (1 + erf(x / sqrt 2)) in f32, dense inputs: the
+// numeric cases' scale counts the formula's 1, so they pass it; the sweep, in ulps of the
+// result, fails it far left of 0 (where 1 + erf is 0 and the derivative is x phi(x) and
+// still a normal f32). The strided sweep reaches the CPU plugin's own code and passes.
+TEST(Conformance, GeluBackwardWithOnePlusErfIsCaughtByTheUlpSweep) {
+  const SuiteRun r = conformance(broken("gelu-backward-erf-cancels"), "--filter 'gelu_backward.f32.*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(failed_ids(r.out), std::vector<std::string>{"gelu_backward.f32.ulp_sweep"}) << r.out;
+  EXPECT_EQ(status_of(r, "gelu_backward.f32.ulp_sweep_strided"), "pass") << r.out;
+  EXPECT_EQ(status_of(r, "gelu_backward.f32.0"), "pass") << r.out;
+  const std::string block = block_of(r.out, "gelu_backward.f32.ulp_sweep");
+  EXPECT_NE(block.find("past the bound of"), std::string::npos) << block;
+  EXPECT_NE(block.find("ulp of the terms"), std::string::npos) << block;
+  EXPECT_NE(block.find("worst at dy = "), std::string::npos) << block;
+  EXPECT_NE(block.find(", x = -"), std::string::npos) << block;
+}
+
 TEST(Conformance, APartialPluginIsJudgedOnlyOnItsClaims) {
   const SuiteRun r = conformance(broken("partial"), "--level full");
   // Nothing it claims fails, but it cannot reach core: inference needs the whole op set.

@@ -52,24 +52,29 @@ double row_logsumexp(const Operand& z, int64_t base, int64_t stride, int64_t len
   return m + std::log(sum);
 }
 
-double standard_normal_cdf(double x) {
-  return 0.5 * (1.0 + std::erf(x / std::numbers::sqrt2));
-}
-
-double standard_normal_pdf(double x) {
-  return std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
-}
-
+// docs/ops.md's forms without cancellation. Phi(x) = 0.5 (1 + erf(x / sqrt(2))) as
+// 0.5 erfc(-x / sqrt(2)): 1 + erf was 0 in double from x = -8.3, where gelu'(x) is still
+// a normal f32 (the conformance suite's ulp sweep caught it).
 double gelu_erf_derivative(double x) {
-  return standard_normal_cdf(x) + x * standard_normal_pdf(x);
+  const double cdf = 0.5 * std::erfc(-x / std::numbers::sqrt2);
+  const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+  return cdf + x * pdf;
 }
 
+// 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3c x^2), t = tanh(z), z = k (x + c x^3), as
+// s + 2 k x (1 + 3c x^2) s (1 - s), s = sigmoid(2z) = 0.5 (1 + t), 1 - t^2 = 4 s (1 - s):
+// 1 + t and 1 - t^2 were exactly 0 in double from z = -19.1 (x = -10), where the derivative
+// is about -2.8e-36, a normal f32. With e = exp(-2|z|) in (0, 1] nothing overflows or
+// cancels. Where e underflows, x^3 may have overflowed: the second term is then x * 0
+// (NaN for x = +-inf, as docs/ops.md says).
 double gelu_tanh_derivative(double x) {
-  const double k = std::sqrt(2.0 / std::numbers::pi);
-  const double t = std::tanh(k * (x + 0.044715 * x * x * x));
-  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x);
+  const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
+  const double z = k * (x + c * x * x * x);
+  const double e = std::exp(-2.0 * std::fabs(z)), r = 1.0 / (1.0 + e);
+  const double s = z >= 0 ? r : e * r;
+  if (e == 0) return s + (x - x);
+  return s + 2.0 * k * x * (1.0 + 3.0 * c * x * x) * (e * r * r);
 }
-
 }  // namespace
 
 // cross_entropy (logits, target) -> loss and cross_entropy_backward (logits, target,

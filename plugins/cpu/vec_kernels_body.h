@@ -299,24 +299,39 @@ void unary(VecUnary op, float* out, const float* x, int64_t n) {
   }
 }
 
-// gelu_tanh'(x) = s + 2 x s (1 - s) k (1 + 3c x^2) with s = 1 / (1 + e), e = exp(-2z) and
-// 1 - s = e s: the reference's 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3c x^2), t = tanh(z),
-// without its cancellation. Past |z| = 19.1, tanh(z) in double is exactly +-1, so the
-// reference's derivative is exactly 1 or 0 plus x * 0 (NaN for x = +-inf): so is this one,
-// which also keeps dy = inf times it NaN where the reference's is, and x^2 overflowing f32
-// harmless.
+// gelu_tanh'(x) = s + 2 k x (1 + 3c x^2) s (1 - s), s = sigmoid(2z) (docs/ops.md), with
+// e = exp(-2|z|) in (0, 1]: s = 1 / (1 + e) for z >= 0, e / (1 + e) below, and
+// s (1 - s) = e / (1 + e)^2. Nothing overflows or cancels (apart from the two terms near
+// the zero at x = -0.75, which any form has), so the result follows the exact one until it
+// leaves the normal f32 range at x = -10.1. The old form, which saturated at |z| = 19.1 as
+// the reference's tanh did, returned 0 from x = -10, where the exact value is -2.8e-36.
+// Below z = -40 (x < -9.8) e nears the subnormals, where it loses bits although the result,
+// e times about -265, is still normal: those rare lanes go through double. Where e is 0,
+// x^3 may have overflowed: the second term is x - x (0, or NaN for x = +-inf, as
+// docs/ops.md says).
+[[gnu::always_inline]] inline float gelu_tanh_grad_far_negative(float xf) {
+  const double x = xf, k = 0.79788456080286535588, c = 0.044715;
+  const double e = std::exp(2 * k * (x + c * x * x * x)), r = 1 / (1 + e);
+  return static_cast<float>(e * r * (1 + 2 * k * x * (1 + 3 * c * x * x) * r));
+}
 void gelu_tanh_backward(float* dx, const float* dy, const float* x, int64_t n) {
   enter();
   write_span(dx, n, false, [&](int64_t i, int64_t c) {
     const V v = load_n(x + i, c, 0.0f);
-    const V z = splat(kGeluK) * (v + splat(kGeluC) * v * v * v);
-    const V e = vexp(splat(-2.0f) * z);
-    V s = splat(1.0f) / (splat(1.0f) + e);
-    V term = splat(2.0f * kGeluK) * v * s * (e * s) * (splat(1.0f) + splat(3.0f * kGeluC) * v * v);
-    const auto saturated = vabs(z) > splat(19.1f);
-    s = saturated ? (z > splat(0.0f) ? splat(1.0f) : splat(0.0f)) : s;
-    term = saturated ? (v - v) : term;
-    return load_n(dy + i, c, 0.0f) * (s + term);
+    const V z = gelu_z(v);
+    const V e = vexp(splat(-2.0f) * vabs(z));
+    const V r = splat(1.0f) / (splat(1.0f) + e);
+    const V s = z >= splat(0.0f) ? r : e * r;
+    V term = splat(2.0f * kGeluK) * v * (splat(1.0f) + splat(3.0f * kGeluC) * v * v) * (e * r * r);
+    term = e == splat(0.0f) ? v - v : term;
+    V g = s + term;
+    const VI far = z < splat(-40.0f);
+    if (any(far)) {
+      for (int j = 0; j < kLanes; ++j) {
+        if (far[j]) g[j] = gelu_tanh_grad_far_negative(v[j]);
+      }
+    }
+    return load_n(dy + i, c, 0.0f) * g;
   });
 }
 

@@ -44,6 +44,11 @@
 //                     in f32 below |x| = 0.4, as the CPU plugin's vector code had it: 0 for
 //                     |x| <= 1e-8, 11% off at 1e-7, yet within the numeric cases' absolute
 //                     floor (32u). Strided inputs stay right.
+//   gelu-backward-erf-cancels  gelu_backward on f32 with dense inputs: dy (0.5 (1 + erf(x /
+//                     sqrt 2)) + x phi(x)) in f32, the formula docs/ops.md once gave, whose
+//                     1 + erf cancels for x < 0 (0 from x = -5.5, where the derivative is
+//                     -2e-7). Within the numeric cases' bound, whose scale counts the 1;
+//                     only the sweep, in ulps of the result, shows it. Strided inputs stay right.
 // Defects of issue 20's further checks (harness, worker and tail cases):
 //   writes-into-input maximum: after computing, flips the lowest bit of input 0's first
 //                     element, as a kernel that used its input as scratch would. The output
@@ -127,6 +132,7 @@ enum class Defect {
   kPartial,
   // Defects of the ulp sweep (conformance/math_cases.cpp).
   kTanhCancels,
+  kGeluBackwardErfCancels,
   // Defects of issue 20's further checks.
   kWritesIntoInput,
   kPartialLargeOutput,
@@ -151,6 +157,7 @@ constexpr std::string_view kDefectNames[] = {
     "partial",
     // Defects of the ulp sweep (conformance/math_cases.cpp).
     "tanh-cancels",
+    "gelu-backward-erf-cancels",
     // Defects of issue 20's further checks.
     "writes-into-input",
     "partial-large-output",
@@ -883,6 +890,36 @@ ctl_status* execute_tanh_cancels(ctl_plugin_stream* stream, const ctl_op_call* c
   return nullptr;
 }
 
+// gelu-backward-erf-cancels: dense f32 gelu_backward recomputed with 1 + erf, in f32.
+ctl_status* execute_gelu_backward_erf_cancels(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  if (op_of(call) != CTL_OP_GELU_BACKWARD || call->input_count != 2 || !call->inputs || !view_ok(call->inputs[0]) ||
+      !view_ok(call->inputs[1])) {
+    return nullptr;
+  }
+  const ctl_tensor_view& dy = *call->inputs[0];
+  const ctl_tensor_view& x = *call->inputs[1];
+  const ctl_tensor_view* dx = output_of(call, 0);
+  if (!dx || raw(x.dtype) != CTL_DTYPE_F32 || raw(dy.dtype) != CTL_DTYPE_F32 || raw(dx->dtype) != CTL_DTYPE_F32 ||
+      !row_major_dense(x) || !row_major_dense(dy) || !row_major_dense(*dx)) {
+    return nullptr;
+  }
+  unsigned char *xb = nullptr, *dyb = nullptr, *dxb = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, x, &xb));
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, dy, &dyb));
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *dx, &dxb));
+  if (!xb || !dyb || !dxb) return nullptr;
+  for (int64_t i = 0, n = element_count(*dx); i < n; ++i) {
+    float v, g;
+    std::memcpy(&v, xb + x.byte_offset + static_cast<uint64_t>(i) * 4, 4);
+    std::memcpy(&g, dyb + dy.byte_offset + static_cast<uint64_t>(i) * 4, 4);
+    const float cdf = 0.5f * (1.0f + std::erf(v * 0.70710678f));
+    const float r = g * (cdf + v * std::exp(-0.5f * v * v) * 0.39894228f);
+    std::memcpy(dxb + dx->byte_offset + static_cast<uint64_t>(i) * 4, &r, 4);
+  }
+  return nullptr;
+}
+
 // ---- issue 20's further checks ---------------------------------------------------------
 
 // writes-into-input: maximum flips the lowest bit of input 0's first element.
@@ -1174,6 +1211,9 @@ void build_table(const ctl_plugin_api* inner) {
     // Defects of the ulp sweep.
     case Defect::kTanhCancels:
       g_api.op_execute = execute_tanh_cancels;
+      break;
+    case Defect::kGeluBackwardErfCancels:
+      g_api.op_execute = execute_gelu_backward_erf_cancels;
       break;
     // Defects of issue 20's further checks.
     case Defect::kWritesIntoInput:

@@ -82,17 +82,36 @@ inline MATH_T ctl_gelu(MATH_T x) { return (MATH_T)0.5 * x * erfc(x * (MATH_T)-0.
 inline MATH_T ctl_gelu_tanh(MATH_T x) {
   return ctl_x_sigmoid(x, (MATH_T)(2 * SQRT_HALF_PI_INV) * (x + (MATH_T)0.044715 * x * x * x));
 }
-// d/dx of the two gelu forms.
+// d/dx of the two gelu forms, in docs/ops.md's forms without cancellation: Phi(x) with
+// erfc, not 1 + erf (0 from x = -8.3 in double, -5.5 in float, where gelu'(x) is still a
+// normal float).
 inline MATH_T ctl_gelu_grad(MATH_T x) {
-  const MATH_T cdf = (MATH_T)0.5 * ((MATH_T)1 + erf(x * (MATH_T)0.70710678118654752440));
+  const MATH_T cdf = (MATH_T)0.5 * erfc(x * (MATH_T)-0.70710678118654752440);
   const MATH_T pdf = exp((MATH_T)-0.5 * x * x) * (MATH_T)0.39894228040143267793994605993438;
   return cdf + x * pdf;
 }
+// s + 2 k x (1 + 3c x^2) s (1 - s), s = sigmoid(2z) = 0.5 (1 + tanh z), with
+// s (1 - s) = e / (1 + e)^2 and e = exp(-2|z|): 1 + tanh(z) and 1 - tanh(z)^2 cancel as
+// tanh(z) nears -1 (0 from x = -10, where the derivative is -2.8e-36). For z < -32 e
+// nears the float subnormals while the result (e times about -265) is still normal: e is
+// taken there as exp(-2|z| + 64) times e^-64, whose factors stay normal. Where e is 0,
+// x^3 may have overflowed: the second term is x - x (NaN for x = +-inf, as ops.md says).
 inline MATH_T ctl_gelu_tanh_grad(MATH_T x) {
   const MATH_T k = (MATH_T)SQRT_HALF_PI_INV;
-  const MATH_T inner = k * (x + (MATH_T)0.044715 * x * x * x);
-  const MATH_T t = tanh(inner);
-  return (MATH_T)0.5 * ((MATH_T)1 + t) + (MATH_T)0.5 * x * ((MATH_T)1 - t * t) * k * ((MATH_T)1 + (MATH_T)3 * (MATH_T)0.044715 * x * x);
+  const MATH_T z = k * (x + (MATH_T)0.044715 * x * x * x);
+  const MATH_T a = (MATH_T)-2 * fabs(z);
+  if (z < (MATH_T)-32) {
+    // s + term = e r (1 + g r), r = 1 / (1 + e) = 1 to the precision here, g = 2k x (1 + 3c x^2)
+    const MATH_T g = (MATH_T)2 * k * x * ((MATH_T)1 + (MATH_T)(3 * 0.044715) * x * x);
+    const MATH_T scaled = exp(a + (MATH_T)64);
+    if (scaled == (MATH_T)0) return x - x;  // g may be inf * inf where x^3 overflowed a float
+    return scaled * ((MATH_T)1 + g) * (MATH_T)EXP_MINUS_32 * (MATH_T)EXP_MINUS_32;
+  }
+  const MATH_T e = exp(a);
+  const MATH_T r = (MATH_T)1 / ((MATH_T)1 + e);
+  const MATH_T s = z >= (MATH_T)0 ? r : e * r;
+  if (e == (MATH_T)0) return s + (x - x);
+  return s + (MATH_T)2 * k * x * ((MATH_T)1 + (MATH_T)(3 * 0.044715) * x * x) * (e * r * r);
 }
 // IEEE 754-2019 maximum / minimum: NaN wins, and -0 < +0.
 inline C_(TA) ctl_maximum(C_(TA) a, C_(TA) b) {
