@@ -57,7 +57,10 @@ struct CaseContext {
   uint32_t dtype_mask = 0;                   // what the device under test claims
   uint64_t seed = 0;                         // the run's seed
   std::mt19937_64 rng;                       // seeded from (seed, case id): filtering never shifts it
-  std::string note;                          // optional detail a passing case reports (e.g. "events: core default")
+  // Set for the worker's judged rerun: Harness::input takes its values from here (another
+  // seed), while rng still draws the same shapes and layouts as on the case's first run.
+  std::mt19937_64* fresh_values = nullptr;
+  std::string note;  // optional detail a passing case reports (e.g. "events: core default")
 };
 
 struct Case {

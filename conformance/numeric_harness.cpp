@@ -331,6 +331,8 @@ Operand Harness::input(ctl_dtype d, const std::vector<int64_t>& shape, Layout la
     }
   }
   auto bytes = random_values(d, numel_of(base), kind, rng);
+  // The judged rerun: other values, while rng has advanced exactly as on the first run.
+  if (ctx_.fresh_values) bytes = random_values(d, numel_of(base), kind, *ctx_.fresh_values);
   Operand op;
   for (int side = 0; side < 2; ++side) {
     ctl_device* device = side == 0 ? ctx_.device : ctx_.reference;

@@ -79,6 +79,7 @@ struct Worker {
   std::string fatal;  // an E record
   std::string leak_count, leak_detail;
   std::string memory_growth;  // an M record's finding: memory kept growing over repeated runs
+  std::string rerun_failure;  // an X record's finding: a passing case failed on fresh inputs
   std::map<std::string, std::string> facts;
 };
 
@@ -269,6 +270,7 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
     r.level = Level::kCore;
     r.label = suffix == "leaks"    ? "host allocations freed by instance_destroy"
               : suffix == "memory" ? "process memory over repeated runs of one case"
+              : suffix == "rerun"  ? "one passing case again, same shapes, fresh values, after the group's others"
                                    : "worker teardown";
     r.status = status;
     r.message = message;
@@ -317,6 +319,8 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
           w.leak_count = f[1], w.leak_detail = f[2];
         } else if (f[0] == "M" && f.size() >= 3) {
           w.memory_growth = f[2];
+        } else if (f[0] == "X" && f.size() >= 3) {
+          w.rerun_failure = f[2];
         } else if (f[0] == "E" && f.size() >= 2) {
           w.fatal = f[1];
         }
@@ -375,6 +379,7 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
                 (w.leak_detail.empty() ? std::string(".") : "; live allocations grew during: " + w.leak_detail));
       }
       if (!w.memory_growth.empty()) group_result(w.group, "memory", "fail", w.memory_growth);
+      if (!w.rerun_failure.empty()) group_result(w.group, "rerun", "fail", w.rerun_failure);
       finish_worker_files(w);
       if (resume) {
         gs.resume_after = w.pending;

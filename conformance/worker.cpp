@@ -6,6 +6,10 @@
 // allocation a plugin makes through the host table must be freed by then. Memory a plugin
 // takes from the system itself (its own malloc, mmap) is watched another way: one passing
 // case of the group runs again and again, and the process's memory must stop growing.
+// State a plugin wrongly keeps from one call to the next (a result cached by the call's
+// shapes, an accumulator not reset) is looked for by a judged rerun: after the group's
+// cases, one of them that passed runs again, in the same process, with the same shapes and
+// layouts but input values drawn from another seed, and is judged as on its first run.
 #include "worker.h"
 
 #include <malloc.h>
@@ -159,6 +163,55 @@ std::string watch_memory(const Case& c, CaseContext base, ctl_device* device) {
   return text;
 }
 
+// The seed of a case's inputs: from the run's seed and the case's id, so that filtering
+// never shifts it; the judged rerun draws from the next seed.
+uint64_t case_seed(uint64_t seed, const std::string& id) {
+  return seed * 0x9e3779b97f4a7c15ull ^ fnv1a(id);
+}
+
+// Whether a passing case may be the group's judged rerun: it draws its inputs at random
+// (the ulp sweeps' arguments are fixed: the same inputs again would not show a stale
+// result; contract cases check behaviour, not values) and is small (the large cases would
+// add seconds per group).
+bool rerun_candidate(const Case& c) {
+  return c.id.find(".large") == std::string::npos && c.id.find(".ulp_sweep") == std::string::npos &&
+         c.id.rfind("contract.", 0) != 0;
+}
+
+// Runs case `c` again with the same shapes and layouts (the same seed) and input values
+// from another seed (the call's signature is the same, its data not); returns "" or the
+// failure.
+std::string judged_rerun(const Case& c, const CaseContext& base, ctl_device* device, const Options& o) {
+  CaseContext ctx;
+  ctx.runtime = base.runtime;
+  ctx.device = base.device;
+  ctx.reference = base.reference;
+  ctx.plugin = base.plugin;
+  ctx.dtype_mask = base.dtype_mask;
+  ctx.seed = o.seed;
+  ctx.rng.seed(case_seed(o.seed, c.id));  // the same shapes and layouts as the first run
+  std::mt19937_64 fresh(case_seed(o.seed + 1, c.id));
+  ctx.fresh_values = &fresh;
+  std::string failure;
+  try {
+    c.run(ctx);
+  } catch (const CaseUnsupported& e) {
+    failure = std::string("it was unsupported this time: ") + e.what();
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (ctl_status* s = ctl_device_synchronize(device)) {
+    if (failure.empty()) failure = std::string("ctl_device_synchronize after it failed: ") + ctl_status_get_message(s);
+    ctl_status_free(s);
+  }
+  if (failure.empty()) return "";
+  return "case " + c.id + " passed, then failed when run again after the group's other cases, in the same process, " +
+         "with the same shapes and layouts but fresh input values (seed " + std::to_string(o.seed + 1) +
+         "): " + failure +
+         ". Its results depend on state an earlier call left behind (a result cached by the call's shapes, an "
+         "accumulator or scratch buffer not reset)";
+}
+
 }  // namespace
 
 int run_worker(const Options& o) {
@@ -231,6 +284,10 @@ int run_worker(const Options& o) {
   // (an f32 one where there is one), never a large one.
   const Case* watched = nullptr;
   CaseContext watched_context;
+  // The case of the judged rerun: the group's first passing candidate, an f32 one where
+  // there is one.
+  const Case* rerun = nullptr;
+  CaseContext rerun_context;
   bool resuming = !o.resume_after.empty();
   std::string grown;  // cases after which more host allocations were live than before
   for (Case& c : cases) {
@@ -248,7 +305,7 @@ int run_worker(const Options& o) {
     ctx.plugin = plugin;
     ctx.dtype_mask = info.dtype_mask;
     ctx.seed = o.seed;
-    ctx.rng.seed(o.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(c.id));
+    ctx.rng.seed(case_seed(o.seed, c.id));
     const int64_t live_before = plugin->host->live_allocations();
     const auto start = std::chrono::steady_clock::now();
     std::string status = "pass", message;
@@ -279,12 +336,24 @@ int run_worker(const Options& o) {
       watched_context.plugin = ctx.plugin;
       watched_context.dtype_mask = ctx.dtype_mask;
       watched_context.seed = ctx.seed;
-      watched_context.rng.seed(o.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(c.id));
+      watched_context.rng.seed(case_seed(o.seed, c.id));
+    }
+    if (status == "pass" && rerun_candidate(c) && (!rerun || (rerun->dtype != "f32" && c.dtype == "f32"))) {
+      rerun = &c;
+      rerun_context.runtime = ctx.runtime;
+      rerun_context.device = ctx.device;
+      rerun_context.reference = ctx.reference;
+      rerun_context.plugin = ctx.plugin;
+      rerun_context.dtype_mask = ctx.dtype_mask;
     }
     const int64_t grew = plugin->host->live_allocations() - live_before;
     if (grew > 0) grown += (grown.empty() ? "" : ", ") + c.id + " (+" + std::to_string(grew) + ")";
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     channel.send({"R", c.id, status, std::to_string(seconds), message});
+  }
+  if (rerun) {
+    // Not announced as a case either: a crash or hang here is reported as the teardown's.
+    channel.send({"X", rerun->id, judged_rerun(*rerun, rerun_context, device, o)});
   }
   if (kMemoryWatch && watched) {
     // Not announced as a case: a crash or hang here is the group's teardown, and the group

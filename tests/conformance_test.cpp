@@ -334,6 +334,22 @@ TEST(Conformance, LayerNormWithAOnePassVarianceFailsOnlyTheLargeRows) {
   EXPECT_NE(block.find("tolerance (row normalisation)"), std::string::npos) << block;
 }
 
+// A plugin that returns an earlier sigmoid call's result for a call with the same views
+// passes every case on its first run (no two share a signature); the judged rerun of a
+// passing case with the same shapes and fresh values, in the same worker, fails and says
+// why. Correct groups (exp) pass their rerun.
+TEST(Conformance, AResultLeftFromThePreviousCallIsCaughtByTheJudgedRerun) {
+  const SuiteRun r = conformance(broken("reuses-last-result"), "--filter 'sigmoid.*,exp.f32.*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(failed_ids(r.out), std::vector<std::string>{"sigmoid.rerun"}) << r.out;
+  EXPECT_EQ(status_of(r, "sigmoid.f32.0"), "pass") << r.out;
+  EXPECT_EQ(status_of(r, "exp.rerun"), "") << r.out;
+  const std::string block = block_of(r.out, "sigmoid.rerun");
+  EXPECT_NE(block.find("case sigmoid.f32."), std::string::npos) << block;
+  EXPECT_NE(block.find("passed, then failed when run again"), std::string::npos) << block;
+  EXPECT_NE(block.find("fresh input values (seed 2)"), std::string::npos) << block;
+}
+
 TEST(Conformance, AnOutputReadWhenBetaIsZeroShowsNaN) {
   const SuiteRun r = conformance(broken("reads-output"), "--filter 'matmul.f32.0,matmul.f32.13'");
   EXPECT_EQ(r.exit_code, 1) << r.out;

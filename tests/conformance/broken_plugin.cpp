@@ -76,6 +76,14 @@
 //                     and f16, f64 for f64), clamped at 0, as a fused kernel that wants a
 //                     single read of the row does. Right to a few ulp for rows of order 1;
 //                     only rows of a large mean and a small spread (large_rows) show it.
+//   reuses-last-result  sigmoid on a dense output of 8 elements or more: when a call's
+//                     views (dtypes, shapes, strides, offsets) are those of an earlier
+//                     sigmoid call, that call's output is copied out again instead of
+//                     computing, as a result cache keyed on the call's signature rather than
+//                     its data would do. No two of the suite's sigmoid cases of that size
+//                     share a signature, so each passes on its first run; only the judged
+//                     rerun of a case with the same shapes and fresh values
+//                     (conformance/worker.cpp) shows it.
 //
 // The injected defects stay memory-safe inside the test process: ignores-strides keeps an
 // input's strides when a contiguous read would leave its buffer, and writes-past-end writes
@@ -141,6 +149,7 @@ enum class Defect {
   kReadsOutput,
   kNormOnePassVariance,
   kPowExpLog,
+  kReusesLastResult,
 };
 
 constexpr std::string_view kDefectNames[] = {
@@ -166,6 +175,7 @@ constexpr std::string_view kDefectNames[] = {
     "reads-output",
     "norm-one-pass-variance",
     "pow-exp-log",
+    "reuses-last-result",
 };
 
 constexpr Defect defect_named(std::string_view name) {
@@ -1152,6 +1162,57 @@ ctl_status* execute_pow_exp_log(ctl_plugin_stream* stream, const ctl_op_call* ca
   return nullptr;
 }
 
+// reuses-last-result: sigmoid's output for each call signature, kept and copied out again
+// for a later call with the same signature.
+struct ResultCache {
+  std::mutex mutex;
+  std::vector<std::pair<std::vector<unsigned char>, std::vector<unsigned char>>> entries;  // signature, output
+} g_result_cache;
+
+void append_view(std::vector<unsigned char>* out, const ctl_tensor_view& v) {
+  const auto* p = reinterpret_cast<const unsigned char*>(&v.byte_offset);
+  out->insert(out->end(), p, p + sizeof v.byte_offset);
+  const int64_t words[] = {raw(v.dtype), static_cast<int64_t>(v.rank)};
+  p = reinterpret_cast<const unsigned char*>(words);
+  out->insert(out->end(), p, p + sizeof words);
+  for (uint32_t i = 0; i < v.rank && i < CTL_MAX_RANK; ++i) {
+    const int64_t axis[] = {v.shape[i], v.strides[i]};
+    p = reinterpret_cast<const unsigned char*>(axis);
+    out->insert(out->end(), p, p + sizeof axis);
+  }
+}
+
+ctl_status* execute_reuses_last_result(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  constexpr size_t kEntries = 256;  // enough for a group's calls; the oldest goes first
+  const ctl_tensor_view* x = input_of(call, 0);
+  const ctl_tensor_view* y = output_of(call, 0);
+  constexpr int64_t kWorthCaching = 8;  // smaller calls cost less to compute than to look up
+  if (op_of(call) != CTL_OP_SIGMOID || call->input_count != 1 || !x || !y || !row_major_dense(*y) ||
+      element_size(*y) == 0 || element_count(*y) < kWorthCaching) {
+    return g_inner->op_execute(stream, call);
+  }
+  std::vector<unsigned char> signature;
+  append_view(&signature, *x);
+  append_view(&signature, *y);
+  const size_t bytes = static_cast<size_t>(element_count(*y)) * element_size(*y);
+  unsigned char* base = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *y, &base));
+  if (!base) return g_inner->op_execute(stream, call);
+  std::lock_guard lock(g_result_cache.mutex);
+  for (const auto& [key, output] : g_result_cache.entries) {
+    if (key == signature && output.size() == bytes) {
+      std::memcpy(base + y->byte_offset, output.data(), bytes);
+      return nullptr;
+    }
+  }
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  CTL_SDK_RETURN_IF_ERROR(g_inner->stream_synchronize(stream));
+  if (g_result_cache.entries.size() == kEntries) g_result_cache.entries.erase(g_result_cache.entries.begin());
+  g_result_cache.entries.emplace_back(std::move(signature),
+                                      std::vector<unsigned char>(base + y->byte_offset, base + y->byte_offset + bytes));
+  return nullptr;
+}
+
 // ---- the table ---------------------------------------------------------------------------
 
 void build_table(const ctl_plugin_api* inner) {
@@ -1236,6 +1297,9 @@ void build_table(const ctl_plugin_api* inner) {
       break;
     case Defect::kPowExpLog:
       g_api.op_execute = execute_pow_exp_log;
+      break;
+    case Defect::kReusesLastResult:
+      g_api.op_execute = execute_reuses_last_result;
       break;
     case Defect::kUnknown:
       break;
