@@ -106,6 +106,18 @@ Memory memory_now() {
   return m;
 }
 
+// A context for running a case again on `base`'s device, runtime and plugin, with nothing
+// of the earlier run's (seed, generators, note) carried over.
+CaseContext on_same_device(const CaseContext& base) {
+  CaseContext ctx;
+  ctx.runtime = base.runtime;
+  ctx.device = base.device;
+  ctx.reference = base.reference;
+  ctx.plugin = base.plugin;
+  ctx.dtype_mask = base.dtype_mask;
+  return ctx;
+}
+
 // Runs case `c` (which passed) kWarmup times, so that caches that legitimately grow once
 // (buffer caches, per-thread scratch, compiled kernels) are full, then kWatched times,
 // reading the process's memory after each. A plugin that takes memory per call and never
@@ -120,12 +132,7 @@ std::string watch_memory(const Case& c, CaseContext base, ctl_device* device) {
   constexpr int64_t kNoise = int64_t{64} << 10;
   std::vector<Memory> seen;
   for (int run = 0; run < kWarmup + kWatched; ++run) {
-    CaseContext ctx;
-    ctx.runtime = base.runtime;
-    ctx.device = base.device;
-    ctx.reference = base.reference;
-    ctx.plugin = base.plugin;
-    ctx.dtype_mask = base.dtype_mask;
+    CaseContext ctx = on_same_device(base);
     ctx.seed = base.seed;
     ctx.rng = base.rng;  // the same data every run
     try {
@@ -182,12 +189,7 @@ bool rerun_candidate(const Case& c) {
 // from another seed (the call's signature is the same, its data not); returns "" or the
 // failure.
 std::string judged_rerun(const Case& c, const CaseContext& base, ctl_device* device, const Options& o) {
-  CaseContext ctx;
-  ctx.runtime = base.runtime;
-  ctx.device = base.device;
-  ctx.reference = base.reference;
-  ctx.plugin = base.plugin;
-  ctx.dtype_mask = base.dtype_mask;
+  CaseContext ctx = on_same_device(base);
   ctx.seed = o.seed;
   ctx.rng.seed(case_seed(o.seed, c.id));  // the same shapes and layouts as the first run
   std::mt19937_64 fresh(case_seed(o.seed + 1, c.id));
