@@ -19,6 +19,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_resume import corpus  # noqa: E402
+from test_gpt_vs_torch import read_safetensors as read_checkpoint  # noqa: E402
 
 TRAINER = None
 PLUGIN = None
@@ -27,21 +28,6 @@ TINY = ["--context", "16", "--width", "32", "--heads", "2", "--layers", "2", "--
         "--sample-length", "5", "--quiet", "--device", "cpu"]
 NUMPY = {"F32": np.float32, "F64": np.float64, "I32": np.int32}
 NAMES = {np.dtype(v): k for k, v in NUMPY.items()}
-
-
-def read_checkpoint(path):
-    """(tensors in file order as {name: array}, metadata) of a safetensors file."""
-    with open(path, "rb") as f:
-        blob = f.read()
-    (n,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + n])
-    meta = header.pop("__metadata__", {})
-    data = blob[8 + n:]
-    tensors = {}
-    for name, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
-        begin, end = info["data_offsets"]
-        tensors[name] = np.frombuffer(data[begin:end], dtype=NUMPY[info["dtype"]]).reshape(info["shape"]).copy()
-    return tensors, meta
 
 
 def write_checkpoint(path, tensors, meta):
