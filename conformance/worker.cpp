@@ -332,21 +332,13 @@ int run_worker(const Options& o) {
     if (status == "pass" && c.id.find(".large") == std::string::npos &&
         (!watched || (watched->dtype != "f32" && c.dtype == "f32"))) {
       watched = &c;
-      watched_context.runtime = ctx.runtime;
-      watched_context.device = ctx.device;
-      watched_context.reference = ctx.reference;
-      watched_context.plugin = ctx.plugin;
-      watched_context.dtype_mask = ctx.dtype_mask;
+      watched_context = on_same_device(ctx);
       watched_context.seed = ctx.seed;
       watched_context.rng.seed(case_seed(o.seed, c.id));
     }
     if (status == "pass" && rerun_candidate(c) && (!rerun || (rerun->dtype != "f32" && c.dtype == "f32"))) {
       rerun = &c;
-      rerun_context.runtime = ctx.runtime;
-      rerun_context.device = ctx.device;
-      rerun_context.reference = ctx.reference;
-      rerun_context.plugin = ctx.plugin;
-      rerun_context.dtype_mask = ctx.dtype_mask;
+      rerun_context = on_same_device(ctx);
     }
     const int64_t grew = plugin->host->live_allocations() - live_before;
     if (grew > 0) grown += (grown.empty() ? "" : ", ") + c.id + " (+" + std::to_string(grew) + ")";
