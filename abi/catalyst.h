@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CTL_ABI_VERSION_MAJOR 1
-#define CTL_ABI_VERSION_MINOR 3
+#define CTL_ABI_VERSION_MINOR 4
 
 /* Largest tensor rank the ABI carries. */
 #define CTL_MAX_RANK 8

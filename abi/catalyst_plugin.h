@@ -212,10 +212,25 @@ typedef struct ctl_plugin_api {
   ctl_status* (*event_record)(ctl_plugin_event* event, ctl_plugin_stream* stream);
   ctl_status* (*stream_wait_event)(ctl_plugin_stream* stream, ctl_plugin_event* event);
   ctl_status* (*event_synchronize)(ctl_plugin_event* event);
+
+  /* ---- Since 1.4 (optional). ---- */
+
+  /* Device -> device between two devices of this plugin: `source` lives on `source_device`,
+   * `destination` on the device of `stream`, which orders the copy. Before calling, the core
+   * has made `stream` wait for the work that writes `source` (stream_wait_event with an
+   * event recorded on the source device's stream, or a synchronize when the plugin has no
+   * events). A plugin that provides this entry accepts, in stream_wait_event, an event
+   * recorded on any of its devices. Regions do not overlap. Default: the core copies through
+   * host memory (buffer_read on the source device, buffer_write on the destination). */
+  ctl_status* (*buffer_copy_peer)(ctl_plugin_stream* stream, ctl_plugin_device* source_device,
+                                  ctl_plugin_buffer* source, uint64_t source_offset, ctl_plugin_buffer* destination,
+                                  uint64_t destination_offset, uint64_t size);
 } ctl_plugin_api;
 /* The smallest table the core accepts: everything through op_execute. */
 #define CTL_PLUGIN_API_MIN_STRUCT_SIZE (offsetof(ctl_plugin_api, op_execute) + sizeof(void*))
-#define CTL_PLUGIN_API_STRUCT_SIZE (offsetof(ctl_plugin_api, event_synchronize) + sizeof(void*))
+#define CTL_PLUGIN_API_STRUCT_SIZE (offsetof(ctl_plugin_api, buffer_copy_peer) + sizeof(void*))
+/* The table of a 1.2 or 1.3 plugin, which ends at event_synchronize. */
+#define CTL_PLUGIN_API_1_2_STRUCT_SIZE (offsetof(ctl_plugin_api, event_synchronize) + sizeof(void*))
 
 /* The one symbol a plugin exports. Returns the table for the richest version both sides
  * understand (same major, minor <= core_abi_minor), or NULL after logging why. `host` is
