@@ -10,11 +10,12 @@ namespace catalyst::cpu {
 namespace {
 
 // Designated initialisers: an entry can never land in the wrong slot. The table's layout
-// is the same in 1.0 to 1.2 (1.1 added ops, 1.2 an op and a device property), so abi_minor
-// is the one difference.
+// is the same in 1.0 to 1.3 (1.1 added ops, 1.2 an op and a device property, 1.3 nothing
+// for plugins); 1.4 appends buffer_copy_peer, which a table for an older core leaves out
+// (its struct_size ends before it).
 constexpr ctl_plugin_api make_api(uint32_t abi_minor) {
   return {
-      .struct_size = CTL_PLUGIN_API_STRUCT_SIZE,
+      .struct_size = abi_minor >= 4 ? CTL_PLUGIN_API_STRUCT_SIZE : CTL_PLUGIN_API_1_2_STRUCT_SIZE,
       .abi_major = 1,
       .abi_minor = abi_minor,
       .name = "cpu",
@@ -42,12 +43,14 @@ constexpr ctl_plugin_api make_api(uint32_t abi_minor) {
       .event_record = event_record,
       .stream_wait_event = stream_wait_event,
       .event_synchronize = event_synchronize,
+      .buffer_copy_peer = abi_minor >= 4 ? buffer_copy_peer : nullptr,
   };
 }
 constexpr ctl_plugin_api kApi10 = make_api(0);
 constexpr ctl_plugin_api kApi11 = make_api(1);  // adds the training ops (192-194, 224-229)
 constexpr ctl_plugin_api kApi12 = make_api(2);  // adds sgd_step (195) and max_work_group_size
-static_assert(CTL_ABI_VERSION_MINOR >= 2, "kApi12 describes ABI 1.2");
+constexpr ctl_plugin_api kApi14 = make_api(4);  // adds buffer_copy_peer between this plugin's devices
+static_assert(CTL_ABI_VERSION_MINOR >= 4, "kApi14 describes ABI 1.4");
 static_assert(CTL_ABI_VERSION_MAJOR == 1, "this table implements ABI 1.x; review it for a new major");
 
 // The host may be older than this header: use log only when its table reaches that far.
@@ -90,8 +93,9 @@ extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_m
     }
     return nullptr;
   }
-  // Same major is all we need: we report min(2, core minor), so an older core sees the
-  // version it knows (it never sends the newer ops) and a newer-minor core (1.3 added
-  // nothing for plugins) sees what we implement.
+  // Same major is all we need: an older core gets the table of the version it knows (it
+  // never sends the newer ops, nor reads past that table's struct_size); a 1.3 core (1.3
+  // added nothing for plugins) the 1.2 table; a core from 1.4 on what we implement.
+  if (core_abi_minor >= 4) return &kApi14;
   return core_abi_minor >= 2 ? &kApi12 : core_abi_minor == 1 ? &kApi11 : &kApi10;
 }

@@ -38,6 +38,7 @@ constexpr ctl_plugin_api make_api(uint32_t abi_minor) {
       .event_record = event_record,
       .stream_wait_event = stream_wait_event,
       .event_synchronize = event_synchronize,
+      .buffer_copy_peer = nullptr,  // 1.4; every OpenCL device here is its own context
   };
 }
 constexpr ctl_plugin_api kApi10 = make_api(0);

@@ -197,6 +197,7 @@ const ctl_plugin_api kApi = {
     .event_record = nullptr,
     .stream_wait_event = nullptr,
     .event_synchronize = nullptr,
+    .buffer_copy_peer = nullptr,  // since 1.4: copies between two devices of this plugin
 };
 
 }  // namespace
