@@ -25,6 +25,10 @@ PACKAGES=(
   clang libclang-rt-14-dev
 )
 
+# bindings/rust: Debian's cargo (with its rustc 1.63) only when no cargo is on the PATH; a
+# newer one (rustup's, say) is used as it is.
+command -v cargo >/dev/null || PACKAGES+=(cargo)
+
 install_missing_packages() {
   local missing=()
   for package in "${PACKAGES[@]}"; do
