@@ -11,10 +11,7 @@ fn pkg_config_libdir() -> Result<String, String> {
         .output()
         .map_err(|e| format!("could not run pkg-config: {}", e))?;
     if !output.status.success() {
-        return Err(format!(
-            "pkg-config found no catalyst.pc: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
+        return Err(format!("pkg-config found no catalyst.pc: {}", String::from_utf8_lossy(&output.stderr).trim()));
     }
     let libdir = String::from_utf8_lossy(&output.stdout).trim().to_string();
     if libdir.is_empty() {

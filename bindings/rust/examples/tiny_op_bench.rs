@@ -109,8 +109,7 @@ fn main() -> catalyst::Result<()> {
     let inputs = [ra, rb];
     let raw_run_into = time(repeats, calls, &mut || {
         // SAFETY: live tensors; arrays valid for their counts.
-        let status =
-            unsafe { sys::ctl_op_run_into(sys::CTL_OP_ADD, 2, inputs.as_ptr(), std::ptr::null(), 1, &rc) };
+        let status = unsafe { sys::ctl_op_run_into(sys::CTL_OP_ADD, 2, inputs.as_ptr(), std::ptr::null(), 1, &rc) };
         assert!(status.is_null());
     });
     let raw_binary = time(repeats, calls, &mut || {

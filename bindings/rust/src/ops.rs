@@ -88,12 +88,27 @@ macro_rules! op_attrs {
                 attrs
             }
         }
+        impl Default for sys::$type {
+            fn default() -> sys::$type {
+                sys::$type::new()
+            }
+        }
     )*};
 }
 op_attrs!(
-    ctl_reduce_attrs, ctl_matmul_attrs, ctl_axis_attrs, ctl_norm_attrs, ctl_cast_attrs, ctl_fill_attrs,
-    ctl_arange_attrs, ctl_random_attrs, ctl_cross_entropy_attrs, ctl_adamw_attrs, ctl_sgd_attrs,
-    ctl_conv2d_attrs, ctl_pool2d_attrs
+    ctl_reduce_attrs,
+    ctl_matmul_attrs,
+    ctl_axis_attrs,
+    ctl_norm_attrs,
+    ctl_cast_attrs,
+    ctl_fill_attrs,
+    ctl_arange_attrs,
+    ctl_random_attrs,
+    ctl_cross_entropy_attrs,
+    ctl_adamw_attrs,
+    ctl_sgd_attrs,
+    ctl_conv2d_attrs,
+    ctl_pool2d_attrs
 );
 
 fn raw_list(tensors: &[Option<&Tensor>]) -> Vec<*mut sys::ctl_tensor> {
@@ -173,8 +188,21 @@ macro_rules! unary_ops {
     )*};
 }
 unary_ops!(
-    neg = NEG, abs = ABS, exp = EXP, log = LOG, sqrt = SQRT, rsqrt = RSQRT, tanh = TANH, sigmoid = SIGMOID,
-    relu = RELU, gelu = GELU, gelu_tanh = GELU_TANH, silu = SILU, sin = SIN, cos = COS, reciprocal = RECIPROCAL
+    neg = NEG,
+    abs = ABS,
+    exp = EXP,
+    log = LOG,
+    sqrt = SQRT,
+    rsqrt = RSQRT,
+    tanh = TANH,
+    sigmoid = SIGMOID,
+    relu = RELU,
+    gelu = GELU,
+    gelu_tanh = GELU_TANH,
+    silu = SILU,
+    sin = SIN,
+    cos = COS,
+    reciprocal = RECIPROCAL
 );
 
 macro_rules! binary_ops {
@@ -186,8 +214,19 @@ macro_rules! binary_ops {
     )*};
 }
 binary_ops!(
-    add = ADD, sub = SUB, mul = MUL, div = DIV, pow = POW, maximum = MAXIMUM, minimum = MINIMUM, eq = EQ, ne = NE,
-    lt = LT, le = LE, gt = GT, ge = GE
+    add = ADD,
+    sub = SUB,
+    mul = MUL,
+    div = DIV,
+    pow = POW,
+    maximum = MAXIMUM,
+    minimum = MINIMUM,
+    eq = EQ,
+    ne = NE,
+    lt = LT,
+    le = LE,
+    gt = GT,
+    ge = GE
 );
 
 /// `condition ? a : b`, elementwise with broadcasting (condition is bool).
@@ -320,7 +359,12 @@ pub fn adamw_step(
 }
 
 /// One fused SGD update of `param` (and its momentum buffer when momentum is not 0).
-pub fn sgd_step(grad: &Tensor, param: &Tensor, momentum_buf: Option<&Tensor>, attrs: &sys::ctl_sgd_attrs) -> Result<()> {
+pub fn sgd_step(
+    grad: &Tensor,
+    param: &Tensor,
+    momentum_buf: Option<&Tensor>,
+    attrs: &sys::ctl_sgd_attrs,
+) -> Result<()> {
     op_run_into(OpId::SGD_STEP, &[Some(grad)], Some(attrs), &[Some(param), momentum_buf])
 }
 
@@ -334,25 +378,41 @@ pub fn arange(device: crate::Device<'_>, dtype: DType, count: i64, start: f64, s
     Ok(out)
 }
 
-/// Counter-based random numbers: uniform in [a, b) or, with `normal`, mean a and standard
-/// deviation b. The same seed and offset give the same numbers on every device.
+/// The distribution [`random`] draws from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Distribution {
+    /// Uniform in [low, high).
+    Uniform { low: f64, high: f64 },
+    /// Normal with this mean and standard deviation.
+    Normal { mean: f64, std: f64 },
+}
+
+/// Counter-based random numbers (Philox): the same seed and offset give the same numbers
+/// on every device.
 pub fn random(
     device: crate::Device<'_>,
     dtype: DType,
     shape: &[i64],
-    normal: bool,
+    distribution: Distribution,
     seed: u64,
     offset: u64,
-    a: f64,
-    b: f64,
 ) -> Result<Tensor> {
     let out = Tensor::empty(device, dtype, shape)?;
     let mut attrs = sys::ctl_random_attrs::new();
     attrs.seed = seed;
     attrs.offset = offset;
-    attrs.a = a;
-    attrs.b = b;
-    let op = if normal { OpId::RANDOM_NORMAL } else { OpId::RANDOM_UNIFORM };
+    let op = match distribution {
+        Distribution::Uniform { low, high } => {
+            attrs.a = low;
+            attrs.b = high;
+            OpId::RANDOM_UNIFORM
+        }
+        Distribution::Normal { mean, std } => {
+            attrs.a = mean;
+            attrs.b = std;
+            OpId::RANDOM_NORMAL
+        }
+    };
     op_run_into(op, &[], Some(&attrs), &[Some(&out)])?;
     Ok(out)
 }

@@ -148,8 +148,9 @@ impl Runtime {
 
     /// The device a name means: "cpu", "cpu:1", "opencl:0", "reference" or an index ("2").
     pub fn find_device(&self, name: &str) -> Result<Device<'_>> {
-        let name = CString::new(name)
-            .map_err(|_| Error::new(StatusCode::InvalidArgument, format!("device name {:?} contains a NUL byte", name)))?;
+        let name = CString::new(name).map_err(|_| {
+            Error::new(StatusCode::InvalidArgument, format!("device name {:?} contains a NUL byte", name))
+        })?;
         let mut raw = ptr::null_mut();
         // SAFETY: a live runtime and a NUL-terminated name.
         check(unsafe { sys::ctl_runtime_find_device(self.as_raw(), name.as_ptr(), &mut raw) })?;

@@ -189,20 +189,20 @@ impl Tensor {
         if dtype != T::DTYPE {
             return Err(dtype_mismatch("to_vec", dtype, T::DTYPE));
         }
-        let count = usize::try_from(self.numel())
-            .map_err(|_| Error::new(StatusCode::Internal, "negative element count"))?;
+        let count =
+            usize::try_from(self.numel()).map_err(|_| Error::new(StatusCode::Internal, "negative element count"))?;
         let raw = self.raw;
         // SAFETY: the buffer `read_host` passes is valid for `bytes` bytes.
-        T::read_host(count, &mut |data, bytes| check(unsafe { sys::ctl_tensor_to_host(raw, data as *mut c_void, bytes) }))
+        T::read_host(count, &mut |data, bytes| {
+            check(unsafe { sys::ctl_tensor_to_host(raw, data as *mut c_void, bytes) })
+        })
     }
 
     /// Copies the elements' bytes, row-major, into `destination`, which must hold at least
     /// numel * dtype size bytes (the library checks).
     pub fn copy_to_bytes(&self, destination: &mut [u8]) -> Result<()> {
         // SAFETY: destination is valid for its length; the library writes at most that.
-        check(unsafe {
-            sys::ctl_tensor_to_host(self.raw, destination.as_mut_ptr() as *mut c_void, destination.len())
-        })
+        check(unsafe { sys::ctl_tensor_to_host(self.raw, destination.as_mut_ptr() as *mut c_void, destination.len()) })
     }
 
     /// The value of a one-element tensor, as f64.

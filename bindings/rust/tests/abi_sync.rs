@@ -376,9 +376,7 @@ fn struct_size_constants_match() {
 /// Names the header declares, by kind: functions, structs, opaque types, typedefs, constants.
 fn header_names() -> BTreeMap<&'static str, Vec<String>> {
     let header = std::fs::read_to_string(abi_dir().join("catalyst.h")).expect("catalyst.h");
-    let identifier = |text: &str| -> String {
-        text.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()
-    };
+    let identifier = |text: &str| -> String { text.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect() };
     let mut names: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     for (index, _) in header.match_indices("CTL_EXPORT") {
         let line_start = header[..index].rfind('\n').map_or(0, |i| i + 1);

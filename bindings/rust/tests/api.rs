@@ -40,9 +40,10 @@ fn every_element_type_round_trips() {
     assert_eq!(Tensor::from_slice(d, &[2], &[200u8, 9]).unwrap().to_vec::<u8>().unwrap(), vec![200, 9]);
     assert_eq!(Tensor::from_slice(d, &[2], &[-7i32, 9]).unwrap().to_vec::<i32>().unwrap(), vec![-7, 9]);
     assert_eq!(Tensor::from_slice(d, &[2], &[-7i64, 1 << 40]).unwrap().to_vec::<i64>().unwrap(), vec![-7, 1 << 40]);
-    assert_eq!(Tensor::from_slice(d, &[3], &[true, false, true]).unwrap().to_vec::<bool>().unwrap(), vec![
-        true, false, true
-    ]);
+    assert_eq!(
+        Tensor::from_slice(d, &[3], &[true, false, true]).unwrap().to_vec::<bool>().unwrap(),
+        vec![true, false, true]
+    );
     let t = Tensor::from_slice(d, &[2, 3], &[1f32, 2., 3., 4., 5., 6.]).unwrap();
     assert_eq!(t.shape().unwrap(), vec![2, 3]);
     assert_eq!(t.strides().unwrap(), vec![3, 1]);
@@ -102,8 +103,14 @@ fn ops_compute_what_they_name() {
     ops::fill_(&c, 3.0).unwrap();
     close(&c.to_vec::<f32>().unwrap(), &[3.; 3]);
     close(&ops::arange(d, DType::F32, 4, 1.0, 0.5).unwrap().to_vec::<f32>().unwrap(), &[1., 1.5, 2., 2.5]);
-    let r1 = ops::random(d, DType::F32, &[16], false, 42, 0, 0.0, 1.0).unwrap().to_vec::<f32>().unwrap();
-    let r2 = ops::random(d, DType::F32, &[16], false, 42, 0, 0.0, 1.0).unwrap().to_vec::<f32>().unwrap();
+    let r1 = ops::random(d, DType::F32, &[16], ops::Distribution::Uniform { low: 0.0, high: 1.0 }, 42, 0)
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    let r2 = ops::random(d, DType::F32, &[16], ops::Distribution::Uniform { low: 0.0, high: 1.0 }, 42, 0)
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
     assert_eq!(r1, r2, "one seed, one sequence");
     assert!(r1.iter().all(|v| (0.0..1.0).contains(v)));
     assert_eq!(OpId::MATMUL.name().as_deref(), Some("matmul"));

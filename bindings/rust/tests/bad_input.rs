@@ -121,7 +121,11 @@ fn bad_shapes_at_creation() {
 fn slice_length_mismatch() {
     let rt = runtime();
     let device = rt.default_device().unwrap();
-    assert_error(Tensor::from_slice(device, &[2, 2], &[1.0f32, 2.0, 3.0]), StatusCode::InvalidArgument, &["data_bytes"]);
+    assert_error(
+        Tensor::from_slice(device, &[2, 2], &[1.0f32, 2.0, 3.0]),
+        StatusCode::InvalidArgument,
+        &["data_bytes"],
+    );
     let t = vector(device, &[1.0, 2.0, 3.0]);
     let mut small = [0u8; 4];
     assert_error(t.copy_to_bytes(&mut small), StatusCode::InvalidArgument, &["dst_bytes"]);
@@ -216,6 +220,9 @@ fn inputs_on_two_devices() {
     assert_error(ops::add(&a, &b), StatusCode::InvalidArgument, &["device"]);
 }
 
+/// An edit that makes a capsule malformed.
+type Edit = Box<dyn FnOnce(&mut sys::DLManagedTensorVersioned)>;
+
 fn malformed(edit: impl FnOnce(&mut sys::DLManagedTensorVersioned)) -> DlpackTensor {
     let capsule = DlpackTensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
     // SAFETY: we own the capsule and only change fields the importer validates.
@@ -227,18 +234,33 @@ fn malformed(edit: impl FnOnce(&mut sys::DLManagedTensorVersioned)) -> DlpackTen
 fn malformed_dlpack_capsules() {
     let rt = runtime();
     let device = rt.find_device("cpu").unwrap();
-    let cases: Vec<(&str, Box<dyn FnOnce(&mut sys::DLManagedTensorVersioned)>, StatusCode, &str)> = vec![
+    let cases: Vec<(&str, Edit, StatusCode, &str)> = vec![
         ("major version 2", Box::new(|m| m.version.major = 2), StatusCode::Unsupported, "version 2"),
         ("unknown flag bits", Box::new(|m| m.flags = 1 << 40), StatusCode::Unsupported, "flags"),
         ("read-only", Box::new(|m| m.flags = sys::DLPACK_FLAG_BITMASK_READ_ONLY), StatusCode::Unsupported, "read-only"),
-        ("device memory", Box::new(|m| m.dl_tensor.device.device_type = sys::kDLCUDA), StatusCode::Unsupported, "device type 2"),
+        (
+            "device memory",
+            Box::new(|m| m.dl_tensor.device.device_type = sys::kDLCUDA),
+            StatusCode::Unsupported,
+            "device type 2",
+        ),
         ("host device id 1", Box::new(|m| m.dl_tensor.device.device_id = 1), StatusCode::InvalidArgument, "device_id"),
         ("rank 9", Box::new(|m| m.dl_tensor.ndim = 9), StatusCode::InvalidArgument, "ndim"),
         ("two lanes", Box::new(|m| m.dl_tensor.dtype.lanes = 2), StatusCode::Unsupported, "lanes"),
         ("complex dtype", Box::new(|m| m.dl_tensor.dtype.code = 5), StatusCode::Unsupported, "code 5"),
-        ("NULL shape", Box::new(|m| m.dl_tensor.shape = std::ptr::null_mut()), StatusCode::InvalidArgument, "shape is NULL"),
+        (
+            "NULL shape",
+            Box::new(|m| m.dl_tensor.shape = std::ptr::null_mut()),
+            StatusCode::InvalidArgument,
+            "shape is NULL",
+        ),
         ("misaligned offset", Box::new(|m| m.dl_tensor.byte_offset = 2), StatusCode::InvalidArgument, "aligned"),
-        ("NULL data", Box::new(|m| m.dl_tensor.data = std::ptr::null_mut()), StatusCode::InvalidArgument, "data is NULL"),
+        (
+            "NULL data",
+            Box::new(|m| m.dl_tensor.data = std::ptr::null_mut()),
+            StatusCode::InvalidArgument,
+            "data is NULL",
+        ),
     ];
     for (what, edit, code, phrase) in cases {
         let capsule = malformed(edit);

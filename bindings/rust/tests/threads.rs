@@ -31,8 +31,7 @@ fn threads_share_a_runtime_and_a_device() {
     });
     // And a clone of the runtime can move to a thread that outlives this scope's borrows.
     let moved = rt.clone();
-    let name = std::thread::spawn(move || moved.find_device("cpu").unwrap().info().unwrap().plugin_name)
-        .join()
-        .unwrap();
+    let name =
+        std::thread::spawn(move || moved.find_device("cpu").unwrap().info().unwrap().plugin_name).join().unwrap();
     assert_eq!(name, "cpu");
 }
