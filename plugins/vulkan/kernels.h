@@ -1,0 +1,38 @@
+// kernels.h — the op families. Each run_* reads and checks its call through the OpContext,
+// finds (or builds) its pipelines and records dispatches on the context's stream without
+// waiting for them.
+#pragma once
+
+#include "op_context.h"
+
+namespace catalyst::vulkan {
+
+// elementwise.cpp — one template (shaders/elementwise.comp), op chosen by a spec constant
+ctl_status* run_unary(const OpContext& ctx);
+ctl_status* run_binary(const OpContext& ctx);
+ctl_status* run_compare(const OpContext& ctx);
+ctl_status* run_where(const OpContext& ctx);
+ctl_status* run_gelu_backward(const OpContext& ctx);
+
+// movement.cpp — copies, casts, creation, indexing
+ctl_status* run_copy(const OpContext& ctx);
+ctl_status* run_cast(const OpContext& ctx);
+ctl_status* run_fill(const OpContext& ctx);
+ctl_status* run_arange(const OpContext& ctx);
+ctl_status* run_concat(const OpContext& ctx);
+ctl_status* run_gather(const OpContext& ctx);
+ctl_status* run_scatter_add(const OpContext& ctx);
+ctl_status* run_random(const OpContext& ctx);
+
+// reduce.cpp — work-group tree reductions
+ctl_status* run_reduce(const OpContext& ctx);
+
+// matmul.cpp — tiled GEMM in shared memory
+ctl_status* run_matmul(const OpContext& ctx);
+
+// normalization.cpp — one work-group per row
+ctl_status* run_softmax(const OpContext& ctx);
+ctl_status* run_layer_norm(const OpContext& ctx);
+ctl_status* run_rms_norm(const OpContext& ctx);
+
+}  // namespace catalyst::vulkan

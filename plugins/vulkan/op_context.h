@@ -1,0 +1,175 @@
+// op_context.h — what every op family shares: the checked form of a tensor view on a
+// device allocation, the per-call context (error messages, argument checks), temporaries,
+// and recording a dispatch.
+//
+// Conventions shared with shaders/common.glsl:
+//  - binding 0 of every shader holds its parameters as 32-bit words (Params), bindings 1..n
+//    its tensors, each bound from the start of its allocation; a view reaches a shader as
+//    its element offset within that binding (in the parameters);
+//  - strided loops take an Iteration: n, rank, shape[8] innermost axis first, then per view
+//    its offset and strides[8], decoded by the shader's ctl_offset();
+//  - a variant is named "<family>.<dtype tags>" and built from the family's one template.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "catalyst/sdk/check.hpp"
+#include "catalyst/sdk/raw_field.hpp"
+#include "catalyst/sdk/status.hpp"
+#include "catalyst_plugin.h"
+#include "memory.h"
+#include "pipelines.h"
+#include "plugin.h"
+
+namespace catalyst::vulkan {
+
+// A validated ctl_tensor_view on a device allocation.
+struct DeviceView {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint64_t base = 0;  // the allocation's range in `buffer`: what a descriptor binds
+  uint64_t range = 0;
+  uint32_t offset = 0;  // in elements from `base`: where element [0, ...] lies
+  ctl_dtype dtype = CTL_DTYPE_F32;
+  size_t element_size = 0;
+  uint32_t rank = 0;
+  int64_t shape[CTL_MAX_RANK] = {};
+  int64_t strides[CTL_MAX_RANK] = {};
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (uint32_t i = 0; i < rank; ++i) n *= shape[i];
+    return n;
+  }
+  bool same_shape(const DeviceView& other) const {
+    if (rank != other.rank) return false;
+    for (uint32_t i = 0; i < rank; ++i) {
+      if (shape[i] != other.shape[i]) return false;
+    }
+    return true;
+  }
+  bool contiguous() const {
+    int64_t expected = 1;
+    for (uint32_t i = rank; i-- > 0;) {
+      if (shape[i] != 1 && strides[i] != expected) return false;
+      expected *= shape[i];
+    }
+    return true;
+  }
+};
+
+// The loop of a strided shader over views of one shape: adjacent axes merged where every
+// view allows it, innermost first.
+struct Iteration {
+  uint32_t rank = 0;
+  uint32_t shape[CTL_MAX_RANK] = {};
+  uint32_t strides[4][CTL_MAX_RANK] = {};
+  int64_t numel = 1;
+};
+Iteration make_iteration(const DeviceView* const* views, size_t count);
+
+// Dispatch parameters, as 32-bit words.
+struct Params {
+  std::vector<uint32_t> words;
+  void add(uint32_t v) { words.push_back(v); }
+  void add_i64(int64_t v) {
+    const auto u = static_cast<uint64_t>(v);
+    words.push_back(static_cast<uint32_t>(u));
+    words.push_back(static_cast<uint32_t>(u >> 32));
+  }
+  void add_f32(float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    words.push_back(u);
+  }
+  void add_f64(double v) {
+    uint64_t u;
+    std::memcpy(&u, &v, 8);
+    add_i64(static_cast<int64_t>(u));
+  }
+  // n, rank, shape[8], then offset and strides[8] of each of `views` (count of them).
+  void add_iteration(const Iteration& it, const DeviceView* const* views, size_t count);
+};
+
+// One storage buffer of a dispatch.
+struct Binding {
+  VkBuffer buffer;
+  uint64_t base;
+  uint64_t range;
+  bool write;
+};
+inline Binding reads(const DeviceView& v) {
+  return {v.buffer, v.base, v.range, false};
+}
+inline Binding writes(const DeviceView& v) {
+  return {v.buffer, v.base, v.range, true};
+}
+
+const char* dtype_name(ctl_dtype dtype);
+using sdk::raw_enum;
+
+struct OpContext;
+
+// Device memory for intermediate results of one call; freed after the work that uses it.
+class Temporary {
+ public:
+  explicit Temporary(const OpContext& ctx) : ctx_(ctx) {}
+  ~Temporary();
+  Temporary(const Temporary&) = delete;
+  Temporary& operator=(const Temporary&) = delete;
+  Allocation allocation;
+
+ private:
+  const OpContext& ctx_;
+};
+
+struct OpContext {
+  const ctl_host_api* host;
+  ctl_plugin_device* device;
+  ctl_plugin_stream* stream;
+  const ctl_op_call* call;
+  const char* name;
+
+  [[gnu::format(printf, 3, 4)]] ctl_status* fail(ctl_status_code code, const char* format, ...) const;
+  ctl_status* check(const sdk::Check& c) const { return c.ok() ? nullptr : fail(c.code, "%s", c.message); }
+
+  // ---- argument checks ----
+  ctl_status* expect_counts(uint32_t inputs_min, uint32_t inputs_max, uint32_t outputs_min, uint32_t outputs_max) const;
+  ctl_status* input(uint32_t index, const char* what, DeviceView* out, bool optional = false,
+                    bool* present = nullptr) const;
+  ctl_status* output(uint32_t index, const char* what, DeviceView* out, bool optional = false,
+                     bool* present = nullptr) const;
+  ctl_status* attrs(void* out, size_t out_size, size_t min_size, const char* struct_name, bool* given) const;
+  ctl_status* expect_dtype(const DeviceView& v, const char* what, ctl_dtype dtype) const;
+  ctl_status* expect_same_shape(const DeviceView& a, const char* a_name, const DeviceView& b, const char* b_name) const;
+  ctl_status* expect_leading_shape(const DeviceView& v, const char* v_name, const DeviceView& x,
+                                   const char* x_name) const;
+  ctl_status* one_to_one(DeviceView* x, DeviceView* y, bool same_dtype = true) const;
+
+  // ---- dispatch ----
+  // Records shader `variant` over groups_x x groups_y groups of `local` invocations, with
+  // spec constants `spec` (ids 1..), parameters `params` and tensors `bindings` (1..n).
+  ctl_status* dispatch(const std::string& variant, uint32_t local, std::initializer_list<int32_t> spec,
+                       uint32_t groups_x, uint32_t groups_y, const Params& params,
+                       std::initializer_list<Binding> bindings) const;
+  // Groups for a grid-stride loop over `n` items with `local` invocations per group.
+  uint32_t loop_groups(int64_t n, uint32_t local) const;
+
+  // ---- device memory ----
+  ctl_status* temporary(uint64_t bytes, Temporary* out) const;
+  // A contiguous view of `like`'s shape and dtype in a new temporary.
+  ctl_status* contiguous_like(const DeviceView& like, Temporary* storage, DeviceView* out) const;
+  // *out = v when contiguous; else a contiguous copy in *storage.
+  ctl_status* make_contiguous(const DeviceView& v, Temporary* storage, DeviceView* out) const;
+  // dst = src element by element (same dtype and shape, any strides).
+  ctl_status* copy_view(const DeviceView& src, const DeviceView& dst) const;
+  // Hands a temporary to the stream: freed once the work recorded so far has finished.
+  void retire(const Allocation& a) const;
+};
+
+inline constexpr uint32_t kLoopLocal = 128;
+
+}  // namespace catalyst::vulkan

@@ -1,0 +1,143 @@
+// op_dispatch.cpp — the op table: which family computes each op, in the dtypes of the op
+// set (sdk/op_dtypes.hpp) narrowed by what this plugin's shaders compute and by what each
+// device offers (f64, i64, 8- and 16-bit storage); op_supports, and op_execute's routing.
+#include <exception>
+#include <new>
+
+#include "catalyst/sdk/op_dtypes.hpp"
+#include "catalyst/sdk/status.hpp"
+#include "kernels.h"
+#include "plugin.h"
+
+namespace catalyst::vulkan {
+namespace {
+
+using OpRun = sdk::OpRunOf<ctl_status* (*)(const OpContext&)>;
+using OpEntry = sdk::OpEntryOf<ctl_status* (*)(const OpContext&)>;
+constexpr OpRun kRuns[] = {
+    {CTL_OP_NEG, run_unary},
+    {CTL_OP_ABS, run_unary},
+    {CTL_OP_EXP, run_unary},
+    {CTL_OP_LOG, run_unary},
+    {CTL_OP_SQRT, run_unary},
+    {CTL_OP_RSQRT, run_unary},
+    {CTL_OP_TANH, run_unary},
+    {CTL_OP_SIGMOID, run_unary},
+    {CTL_OP_RELU, run_unary},
+    {CTL_OP_GELU, run_unary},
+    {CTL_OP_GELU_TANH, run_unary},
+    {CTL_OP_SILU, run_unary},
+    {CTL_OP_SIN, run_unary},
+    {CTL_OP_COS, run_unary},
+    {CTL_OP_RECIPROCAL, run_unary},
+    {CTL_OP_ADD, run_binary},
+    {CTL_OP_SUB, run_binary},
+    {CTL_OP_MUL, run_binary},
+    {CTL_OP_DIV, run_binary},
+    {CTL_OP_POW, run_binary},
+    {CTL_OP_MAXIMUM, run_binary},
+    {CTL_OP_MINIMUM, run_binary},
+    {CTL_OP_EQ, run_compare},
+    {CTL_OP_NE, run_compare},
+    {CTL_OP_LT, run_compare},
+    {CTL_OP_LE, run_compare},
+    {CTL_OP_GT, run_compare},
+    {CTL_OP_GE, run_compare},
+    {CTL_OP_WHERE, run_where},
+    {CTL_OP_COPY, run_copy},
+    {CTL_OP_CAST, run_cast},
+    {CTL_OP_FILL, run_fill},
+    {CTL_OP_ARANGE, run_arange},
+    {CTL_OP_GELU_BACKWARD, run_gelu_backward},
+    {CTL_OP_GELU_TANH_BACKWARD, run_gelu_backward},
+};
+
+constexpr auto kOps = sdk::join_op_table(kRuns);
+
+// Dtypes the op set defines for an op that these shaders do not compute. GLSL has no f64
+// exp, log or trigonometry, and the plugin has no f64 versions of its own yet.
+uint32_t unsupported_dtypes(ctl_op_id op) {
+  switch (op) {
+    case CTL_OP_EXP:
+    case CTL_OP_LOG:
+    case CTL_OP_TANH:
+    case CTL_OP_SIGMOID:
+    case CTL_OP_GELU:
+    case CTL_OP_GELU_TANH:
+    case CTL_OP_SILU:
+    case CTL_OP_SIN:
+    case CTL_OP_COS:
+    case CTL_OP_GELU_BACKWARD:
+    case CTL_OP_GELU_TANH_BACKWARD:
+      return sdk::dtype_bit(CTL_DTYPE_F64);
+    case CTL_OP_POW:
+      return sdk::dtype_bit(CTL_DTYPE_F64);
+    default:
+      return 0;
+  }
+}
+
+ctl_status* check_view_dtypes(const ctl_host_api* host, const ctl_plugin_device* device, const OpEntry& entry,
+                              const ctl_tensor_view* const* views, uint32_t count) {
+  for (uint32_t i = 0; views && i < count; ++i) {
+    const ctl_tensor_view* v = views[i];
+    if (!v || v->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE) continue;  // the family reports it
+    const int64_t dtype = raw_enum(v->dtype);
+    if (dtype >= 0 && dtype < CTL_DTYPE_COUNT_ &&
+        !(device->dtype_mask & sdk::dtype_bit(static_cast<ctl_dtype>(dtype)))) {
+      return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: %s has no %s support", kLogPrefix, entry.name,
+                              device->name.c_str(), dtype_name(static_cast<ctl_dtype>(dtype)));
+    }
+  }
+  return nullptr;
+}
+
+ctl_status* check_supported(const ctl_host_api* host, const ctl_plugin_device* device, const ctl_op_call* call,
+                            const OpEntry** out_entry) {
+  const sdk::OpDtypes* op = nullptr;
+  if (const sdk::Check check = sdk::check_op_dtype(call, &op); !check.ok()) {
+    return sdk::make_status(host, check.code, "%s%s", kLogPrefix, check.message);
+  }
+  const OpEntry* entry = &kOps[static_cast<size_t>(op - sdk::kOpDtypes)];
+  if (!entry->run) {
+    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: not implemented by the Vulkan plugin", kLogPrefix,
+                            entry->name);
+  }
+  const ctl_tensor_view* key = sdk::dtype_key_view(call, entry->key);
+  const auto dtype = static_cast<ctl_dtype>(raw_enum(key->dtype));
+  if (unsupported_dtypes(entry->id) & sdk::dtype_bit(dtype)) {
+    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: no %s shader in the Vulkan plugin", kLogPrefix,
+                            entry->name, dtype_name(dtype));
+  }
+  CTL_SDK_RETURN_IF_ERROR(check_view_dtypes(host, device, *entry, call->inputs, call->input_count));
+  CTL_SDK_RETURN_IF_ERROR(check_view_dtypes(host, device, *entry, call->outputs, call->output_count));
+  *out_entry = entry;
+  return nullptr;
+}
+
+}  // namespace
+
+ctl_status* op_supports(ctl_plugin_device* device, const ctl_op_call* call) {
+  const OpEntry* entry = nullptr;
+  return check_supported(device->instance->host, device, call, &entry);
+}
+
+ctl_status* op_execute(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  ctl_plugin_device* device = stream->device;
+  const ctl_host_api* host = device->instance->host;
+  const OpEntry* entry = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(check_supported(host, device, call, &entry));
+  CTL_VK_RETURN_IF_LOST(device, entry->name);
+  const OpContext ctx{host, device, stream, call, entry->name};
+  try {
+    return entry->run(ctx);
+  } catch (const std::bad_alloc&) {
+    return ctx.fail(CTL_STATUS_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return ctx.fail(CTL_STATUS_INTERNAL, "%s", e.what());
+  } catch (...) {
+    return ctx.fail(CTL_STATUS_INTERNAL, "unknown exception");
+  }
+}
+
+}  // namespace catalyst::vulkan
