@@ -23,6 +23,8 @@ PACKAGES=(
   # scripts/fuzz.sh: Clang and its libFuzzer runtime (clang-14 only recommends the runtime,
   # and recommends are not installed).
   clang libclang-rt-14-dev
+  # bindings/go: Go with cgo and the race detector (go test -race).
+  golang-go
 )
 
 # bindings/rust: Debian's cargo (with its rustc 1.63) only when no cargo is on the PATH; a

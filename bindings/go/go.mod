@@ -1,0 +1,3 @@
+module catalyst
+
+go 1.19
