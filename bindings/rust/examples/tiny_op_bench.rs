@@ -126,7 +126,8 @@ fn main() -> catalyst::Result<()> {
         "{{\"framework\": \"catalyst-rust\", \"op\": \"add\", \"elements\": 1, \"device\": \"{}\", \"calls\": {}, \
          \"repeats\": {}, \"run_into_ns_per_call\": {:.1}, \"binary_ns_per_call\": {:.1}, \
          \"run_into_cpu_ns_per_call\": {:.1}, \"binary_cpu_ns_per_call\": {:.1}, \
-         \"raw_run_into_ns_per_call\": {:.1}, \"raw_binary_ns_per_call\": {:.1}}}",
+         \"raw_run_into_ns_per_call\": {:.1}, \"raw_binary_ns_per_call\": {:.1}, \
+         \"raw_run_into_cpu_ns_per_call\": {:.1}, \"raw_binary_cpu_ns_per_call\": {:.1}}}",
         device.info()?.name,
         calls,
         repeats,
@@ -135,7 +136,9 @@ fn main() -> catalyst::Result<()> {
         run_into.1,
         binary.1,
         raw_run_into.0,
-        raw_binary.0
+        raw_binary.0,
+        raw_run_into.1,
+        raw_binary.1
     );
     Ok(())
 }

@@ -111,8 +111,35 @@ op_attrs!(
     ctl_pool2d_attrs
 );
 
-fn raw_list(tensors: &[Option<&Tensor>]) -> Vec<*mut sys::ctl_tensor> {
-    tensors.iter().map(|t| t.map_or(ptr::null_mut(), |t| t.as_raw())).collect()
+/// The handles of `tensors` (NULL for None), on the stack for the usual handful: a heap
+/// allocation per op call would be most of the binding's cost on a tiny op.
+enum RawList {
+    Inline([*mut sys::ctl_tensor; 8], usize),
+    Heap(Vec<*mut sys::ctl_tensor>),
+}
+
+impl RawList {
+    #[inline]
+    fn new(tensors: &[Option<&Tensor>]) -> RawList {
+        let raw = |t: &Option<&Tensor>| t.map_or(ptr::null_mut(), |t| t.as_raw());
+        if tensors.len() <= 8 {
+            let mut inline = [ptr::null_mut(); 8];
+            for (slot, t) in inline.iter_mut().zip(tensors) {
+                *slot = raw(t);
+            }
+            RawList::Inline(inline, tensors.len())
+        } else {
+            RawList::Heap(tensors.iter().map(raw).collect())
+        }
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[*mut sys::ctl_tensor] {
+        match self {
+            RawList::Inline(inline, len) => &inline[..*len],
+            RawList::Heap(heap) => heap,
+        }
+    }
 }
 
 fn attrs_ptr(attrs: Option<&dyn OpAttrs>) -> *const c_void {
@@ -127,7 +154,8 @@ pub fn op_run(
     attrs: Option<&dyn OpAttrs>,
     output_count: usize,
 ) -> Result<Vec<Tensor>> {
-    let inputs = raw_list(inputs);
+    let inputs = RawList::new(inputs);
+    let inputs = inputs.as_slice();
     let mut outputs: Vec<*mut sys::ctl_tensor> = vec![ptr::null_mut(); output_count];
     // SAFETY: both arrays are valid for their counts; on success each output is a new
     // reference (or NULL for an optional output the op did not make).
@@ -148,14 +176,15 @@ pub fn op_run(
 }
 
 /// Runs `op` writing into existing `outputs` (`ctl_op_run_into`; not recorded by autograd).
+#[inline]
 pub fn op_run_into(
     op: OpId,
     inputs: &[Option<&Tensor>],
     attrs: Option<&dyn OpAttrs>,
     outputs: &[Option<&Tensor>],
 ) -> Result<()> {
-    let inputs = raw_list(inputs);
-    let outputs = raw_list(outputs);
+    let (inputs, outputs) = (RawList::new(inputs), RawList::new(outputs));
+    let (inputs, outputs) = (inputs.as_slice(), outputs.as_slice());
     // SAFETY: both arrays are valid for their counts.
     check(unsafe {
         sys::ctl_op_run_into(op.0, inputs.len(), inputs.as_ptr(), attrs_ptr(attrs), outputs.len(), outputs.as_ptr())
