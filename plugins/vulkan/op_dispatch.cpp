@@ -44,6 +44,13 @@ constexpr OpRun kRuns[] = {
     {CTL_OP_GT, run_compare},
     {CTL_OP_GE, run_compare},
     {CTL_OP_WHERE, run_where},
+    {CTL_OP_SUM, run_reduce},
+    {CTL_OP_MEAN, run_reduce},
+    {CTL_OP_MAX, run_reduce},
+    {CTL_OP_MIN, run_reduce},
+    {CTL_OP_ARGMAX, run_reduce},
+    {CTL_OP_ARGMIN, run_reduce},
+    {CTL_OP_LOGSUMEXP, run_reduce},
     {CTL_OP_COPY, run_copy},
     {CTL_OP_CAST, run_cast},
     {CTL_OP_FILL, run_fill},
@@ -71,6 +78,7 @@ uint32_t unsupported_dtypes(ctl_op_id op) {
     case CTL_OP_GELU_TANH_BACKWARD:
       return sdk::dtype_bit(CTL_DTYPE_F64);
     case CTL_OP_POW:
+    case CTL_OP_LOGSUMEXP:
       return sdk::dtype_bit(CTL_DTYPE_F64);
     default:
       return 0;
