@@ -7,11 +7,11 @@ use std::process::Command;
 
 fn pkg_config_libdir() -> Result<String, String> {
     let output = Command::new("pkg-config")
-        .args(["--variable=libdir", "catalyst"])
+        .args(["--print-errors", "--variable=libdir", "catalyst"])
         .output()
         .map_err(|e| format!("could not run pkg-config: {}", e))?;
     if !output.status.success() {
-        return Err(format!("pkg-config found no catalyst.pc: {}", String::from_utf8_lossy(&output.stderr).trim()));
+        return Err(format!("pkg-config: {}", String::from_utf8_lossy(&output.stderr).trim()));
     }
     let libdir = String::from_utf8_lossy(&output.stdout).trim().to_string();
     if libdir.is_empty() {
