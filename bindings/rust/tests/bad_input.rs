@@ -31,7 +31,7 @@ fn matrix(device: Device<'_>, rows: i64, cols: i64) -> Tensor {
 #[test]
 fn released_tensor_handle() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     let raw = vector(device, &[1.0, 2.0]).into_raw();
     // SAFETY: releases our only reference; the library keeps released handles recognisable
     // (its quarantine), which is what lets it report this instead of crashing.
@@ -48,7 +48,7 @@ fn released_tensor_handle() {
 #[test]
 fn null_tensor_handle() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     // SAFETY: NULL is a handle the library checks for; Drop's release ignores it.
     let null = unsafe { Tensor::from_raw(std::ptr::null_mut()) };
     assert_error(null.shape(), StatusCode::InvalidArgument, &["argument 'tensor' is NULL"]);
@@ -74,7 +74,7 @@ fn null_and_foreign_device_handles() {
 #[test]
 fn mismatched_dtypes() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     let a = vector(device, &[1.0, 2.0]);
     let b = Tensor::from_slice(device, &[2], &[1i32, 2]).unwrap();
     assert_error(ops::add(&a, &b), StatusCode::InvalidArgument, &["f32", "i32"]);
@@ -84,7 +84,7 @@ fn mismatched_dtypes() {
 #[test]
 fn mismatched_shapes() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     let a = matrix(device, 2, 3);
     let b = vector(device, &[1.0, 2.0, 3.0, 4.0]);
     assert_error(ops::add(&a, &b), StatusCode::InvalidArgument, &["broadcast"]);
@@ -95,7 +95,7 @@ fn mismatched_shapes() {
 #[test]
 fn bad_axes() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     let a = matrix(device, 2, 3);
     assert_error(ops::sum(&a, &[5], false), StatusCode::InvalidArgument, &["axes entry is 5", "rank 2"]);
     assert_error(ops::softmax(&a, -3), StatusCode::InvalidArgument, &["axis is -3"]);
@@ -107,7 +107,7 @@ fn bad_axes() {
 #[test]
 fn bad_shapes_at_creation() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     assert_error(Tensor::zeros(device, DType::F32, &[2, -3]), StatusCode::InvalidArgument, &["-3"]);
     assert_error(Tensor::zeros(device, DType::F32, &[1; 9]), StatusCode::InvalidArgument, &["rank"]);
     assert_error(
@@ -120,7 +120,7 @@ fn bad_shapes_at_creation() {
 #[test]
 fn slice_length_mismatch() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     assert_error(
         Tensor::from_slice(device, &[2, 2], &[1.0f32, 2.0, 3.0]),
         StatusCode::InvalidArgument,
@@ -134,7 +134,7 @@ fn slice_length_mismatch() {
 #[test]
 fn wrong_rust_element_type() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     let t = vector(device, &[1.0, 2.0]);
     assert_error(t.to_vec::<i32>(), StatusCode::InvalidArgument, &["f32", "i32"]);
     assert_error(t.item(), StatusCode::InvalidArgument, &["2 elements"]);
@@ -143,7 +143,7 @@ fn wrong_rust_element_type() {
 #[test]
 fn bad_views() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     let a = matrix(device, 2, 3);
     assert_error(a.reshape(&[4, 2]), StatusCode::InvalidArgument, &["8 elements", "has 6"]);
     assert_error(a.reshape(&[-1, -1]), StatusCode::InvalidArgument, &["more than one -1"]);
@@ -155,7 +155,7 @@ fn bad_views() {
 #[test]
 fn bad_autograd_use() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     let ints = Tensor::from_slice(device, &[2], &[1i32, 2]).unwrap();
     assert_error(ints.set_requires_grad(true), StatusCode::InvalidArgument, &["i32"]);
     let w = vector(device, &[1.0, 2.0]);
@@ -173,7 +173,7 @@ fn bad_autograd_use() {
 #[test]
 fn unknown_op_and_wrong_arity() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     let a = vector(device, &[1.0]);
     assert_error(ops::op_run(OpId(9999), &[Some(&a)], None, 1), StatusCode::InvalidArgument, &["9999"]);
     assert_error(ops::op_run(OpId::ADD, &[Some(&a)], None, 1), StatusCode::InvalidArgument, &["input"]);
@@ -184,7 +184,7 @@ fn unknown_op_and_wrong_arity() {
 #[test]
 fn bad_attributes() {
     let rt = runtime();
-    let device = rt.default_device().unwrap();
+    let device = rt.find_device("cpu").unwrap();
     let g = vector(device, &[1.0]);
     let p = vector(device, &[1.0]);
     let m = vector(device, &[0.0]);
