@@ -1,6 +1,7 @@
 // abi_struct_sizes.cpp — compile-time checks that every *_STRUCT_SIZE constant in abi/
 // names the last field of its struct. Appending a field without updating the constant
 // fails the build here instead of silently breaking older plugins and programs.
+#include "catalyst_comm.h"
 #include "catalyst_plugin.h"
 
 namespace {
@@ -33,5 +34,10 @@ CTL_CHECK_STRUCT_SIZE(ctl_plugin_device_properties, CTL_PLUGIN_DEVICE_PROPERTIES
 CTL_CHECK_STRUCT_SIZE(ctl_tensor_view, CTL_TENSOR_VIEW_STRUCT_SIZE);
 CTL_CHECK_STRUCT_SIZE(ctl_op_call, CTL_OP_CALL_STRUCT_SIZE);
 CTL_CHECK_STRUCT_SIZE(ctl_plugin_api, CTL_PLUGIN_API_STRUCT_SIZE);
+CTL_CHECK_STRUCT_SIZE(ctl_comm_options, CTL_COMM_OPTIONS_STRUCT_SIZE);
+CTL_CHECK_STRUCT_SIZE(ctl_comm_call_options, CTL_COMM_CALL_OPTIONS_STRUCT_SIZE);
+CTL_CHECK_STRUCT_SIZE(ctl_comm_info, CTL_COMM_INFO_STRUCT_SIZE);
+CTL_CHECK_STRUCT_SIZE(ctl_comm_call, CTL_COMM_CALL_STRUCT_SIZE);
+CTL_CHECK_STRUCT_SIZE(ctl_comm_plugin_api, CTL_COMM_PLUGIN_API_STRUCT_SIZE);
 
 }  // namespace

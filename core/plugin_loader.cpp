@@ -30,7 +30,8 @@ std::vector<std::string> split(const char* text, char separator) {
 }
 
 bool is_plugin_file_name(const std::string& name) {
-  return name.starts_with("libcatalyst-") && name.ends_with(".so");
+  // libcatalyst-comm-*.so are communication plugins (catalyst_comm.h), found by core/comm.
+  return name.starts_with("libcatalyst-") && name.ends_with(".so") && !name.starts_with("libcatalyst-comm-");
 }
 
 // Plugin files in `directory`, sorted so discovery order does not depend on the file system.
