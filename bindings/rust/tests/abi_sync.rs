@@ -214,7 +214,10 @@ fn enum_alias(rust: &str) -> Option<(usize, bool)> {
 
 fn probe_source() -> String {
     let mut s = String::new();
-    s.push_str("#include <dlpack/dlpack.h>\n#include \"dlpack_versioned.h\"\n#include <catalyst.h>\n");
+    // DLManagedTensorVersioned: the public header where the ABI has it (since 1.4), else the
+    // core's own declaration (Debian 12's dlpack.h predates DLPack 1.0).
+    let dlpack = if abi_dir().join("catalyst_dlpack.h").exists() { "catalyst_dlpack.h" } else { "dlpack_versioned.h" };
+    s.push_str(&format!("#include <dlpack/dlpack.h>\n#include \"{}\"\n#include <catalyst.h>\n", dlpack));
     s.push_str("#include <cstddef>\n#include <cstdio>\n#include <type_traits>\n\n");
     s.push_str("template <typename A, typename B> constexpr bool same = std::is_same<A, B>::value;\n\n");
     s.push_str("int main() {\n");
