@@ -184,3 +184,19 @@ fn errors_are_std_errors_that_cross_threads() {
     assert_eq!(text, error.to_string());
     assert!(text.starts_with("NOT_FOUND: "), "{}", text);
 }
+
+#[test]
+fn tensors_keep_their_runtime_alive() {
+    let t = {
+        let rt = runtime();
+        let d = rt.find_device("cpu").unwrap();
+        Tensor::from_slice(d, &[2], &[1f32, -1.0]).unwrap()
+        // the last Runtime handle is dropped here
+    };
+    close(&ops::abs(&t).unwrap().to_vec::<f32>().unwrap(), &[1., 1.]);
+    let device = t.device().unwrap();
+    assert_eq!(device.info().unwrap().plugin_name, "cpu");
+    let u = Tensor::zeros(device, DType::F32, &[2]).unwrap();
+    drop(t);
+    assert_eq!(u.to_vec::<f32>().unwrap(), vec![0.0, 0.0]);
+}
