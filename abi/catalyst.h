@@ -683,6 +683,115 @@ CTL_EXPORT void ctl_abi_version(uint32_t* out_major, uint32_t* out_minor);
  *    and cleared (ctl_tensor_zero_grad) by one thread at a time, since recording takes no
  *    locks and creates a tensor's autograd state when first needed. */
 
+/* ---- Topology and device locality (since 1.4) ----
+ *
+ * Where each device sits on the host, and what lies between two devices, so that placement
+ * (and a user reading `catalyst topology`) can prefer devices near the data. The core reads
+ * the host with hwloc (packages, NUMA nodes, cores, caches, PCI devices) the first time one
+ * of these functions is called on a runtime, never in ctl_runtime_create, and joins each
+ * device to it: by the PCI bus id the plugin reports, else by its NUMA node, else (only on
+ * a machine with a single NUMA node) to that node. A device that cannot be joined has
+ * unknown locality; it is never given the whole machine. docs/topology.md states the rules,
+ * the link classes and the default bandwidths.
+ *
+ * CATALYST_TOPOLOGY=<file> replaces detection: an hwloc XML file (as `lstopo --of xml`
+ * writes, what HWLOC_XMLFILE reads) or Catalyst's JSON topology (docs/topology.md), which
+ * can also place devices by name for VMs that report wrong nodes or bus ids. HWLOC_XMLFILE
+ * and HWLOC_SYNTHETIC keep the meaning hwloc gives them. A topology that cannot be loaded
+ * (a bad override file, a failing hwloc) is logged at CTL_LOG_WARNING and leaves every
+ * device with unknown locality; these functions still succeed.
+ *
+ * Strings in the structs below are borrowed from the runtime and valid as long as it. */
+
+typedef enum ctl_locality_join {
+  CTL_LOCALITY_JOIN_NONE = 0,          /* not joined: `reason` says why */
+  CTL_LOCALITY_JOIN_PCI_BUS_ID = 1,    /* by the device's PCI bus id */
+  CTL_LOCALITY_JOIN_NUMA_NODE = 2,     /* by the NUMA node the plugin reports (no PCI bus id) */
+  CTL_LOCALITY_JOIN_SOLE_NUMA_NODE = 3 /* the plugin reports neither; the machine has one NUMA node */
+} ctl_locality_join;
+
+typedef struct ctl_device_locality {
+  size_t struct_size; /* CTL_DEVICE_LOCALITY_STRUCT_SIZE */
+  const void* next;
+  bool known; /* a package or NUMA node is known to be nearest to the device */
+  ctl_locality_join joined_by;
+  bool from_override;   /* CATALYST_TOPOLOGY's "devices" entry supplied the values joined */
+  int32_t package;      /* index of the package (0, 1, ... in hwloc's logical order); -1 unknown */
+  int32_t numa_node;    /* OS index of the NUMA node; -1 unknown */
+  const char* pci_bus_id; /* the bus id joined by, "dddd:bb:dd.f"; "" when none */
+  uint32_t core_count;  /* cores of that NUMA node (else of the package); 0 when unknown */
+  uint32_t pu_count;    /* their processing units (hardware threads); 0 when unknown */
+  const char* cpuset;   /* OS numbers of those processing units, "0-15,32-47"; "" when unknown */
+  const char* reason;   /* how the device was joined, or why it could not be, in one sentence */
+  const char* topology_source; /* "hwloc (this machine)", "JSON /etc/x.json (CATALYST_TOPOLOGY)", ... */
+} ctl_device_locality;
+#define CTL_DEVICE_LOCALITY_STRUCT_SIZE (offsetof(ctl_device_locality, topology_source) + sizeof(const char*))
+
+/* Fills *out_locality (caller sets out_locality->struct_size; an older, smaller size gets
+ * only its fields). Unknown locality is a successful answer with known == false. */
+CTL_EXPORT ctl_status* ctl_device_get_locality(const ctl_device* device, ctl_device_locality* out_locality);
+
+/* What lies between two devices, from the path a copy takes and the two localities. */
+typedef enum ctl_device_link_class {
+  CTL_DEVICE_LINK_SAME_DEVICE = 0,
+  CTL_DEVICE_LINK_SAME_NUMA_NODE = 1,  /* a direct copy between devices near one NUMA node */
+  CTL_DEVICE_LINK_SAME_PACKAGE = 2,    /* ... near different nodes of one package */
+  CTL_DEVICE_LINK_CROSS_PACKAGE = 3,   /* ... near different packages */
+  CTL_DEVICE_LINK_HOST_STAGED = 4,     /* read to host memory, then written to the other device */
+  CTL_DEVICE_LINK_UNKNOWN_LOCALITY = 5 /* a direct copy, but a side's locality is unknown */
+} ctl_device_link_class;
+
+/* How the core moves bytes between the two devices. */
+typedef enum ctl_device_copy_path {
+  CTL_DEVICE_COPY_NONE = 0,        /* the same device */
+  CTL_DEVICE_COPY_PEER = 1,        /* the plugin's buffer_copy_peer (both devices of one plugin) */
+  CTL_DEVICE_COPY_HOST_MEMORY = 2, /* both devices are host-visible: one copy in host memory */
+  CTL_DEVICE_COPY_HOST_STAGED = 3  /* through a host buffer (a side is not host-visible) */
+} ctl_device_copy_path;
+
+typedef struct ctl_device_link {
+  size_t struct_size; /* CTL_DEVICE_LINK_STRUCT_SIZE */
+  const void* next;
+  ctl_device_link_class link_class;
+  ctl_device_copy_path path;
+  uint64_t bytes_per_second; /* copy bandwidth from `from` to `to` */
+  bool measured;             /* true: timed on this machine; false: the class's default figure */
+  const char* description;   /* the path, both localities and where the figure comes from */
+} ctl_device_link;
+#define CTL_DEVICE_LINK_STRUCT_SIZE (offsetof(ctl_device_link, description) + sizeof(const char*))
+
+/* The link from `from` to `to` (both devices of `runtime`; they may be one device): a
+ * measurement when this runtime made one or one is cached on disk, else the default figure
+ * of its class. Never copies anything. INVALID_ARGUMENT for a NULL or dead handle or a
+ * device of another runtime (the message names the argument and the device). */
+CTL_EXPORT ctl_status* ctl_runtime_device_link(const ctl_runtime* runtime, const ctl_device* from,
+                                               const ctl_device* to, ctl_device_link* out_link);
+/* The same, measured: unless a measurement exists already, times an 8 MiB copy from `from`
+ * to `to` as ctl_tensor_to_device makes it (one warm-up, best of three; a few milliseconds)
+ * and keeps the figure for the runtime and on disk (<cache>/topology/links.tsv, <cache> as
+ * for the OpenCL kernel cache: CATALYST_CACHE_DIR, else $XDG_CACHE_HOME/catalyst, else
+ * ~/.cache/catalyst; CATALYST_CACHE_DIR=off keeps it in memory). A failing copy is returned
+ * as its status and nothing is kept. */
+CTL_EXPORT ctl_status* ctl_runtime_measure_device_link(ctl_runtime* runtime, ctl_device* from, ctl_device* to,
+                                                       ctl_device_link* out_link);
+/* "same_device", "same_numa_node", "same_package", "cross_package", "host_staged",
+ * "unknown_locality"; NULL for a value that is not a ctl_device_link_class. */
+CTL_EXPORT const char* ctl_device_link_class_name(ctl_device_link_class link_class);
+
+typedef enum ctl_topology_format {
+  CTL_TOPOLOGY_FORMAT_TEXT = 0, /* what `catalyst topology` prints */
+  CTL_TOPOLOGY_FORMAT_JSON = 1  /* what `catalyst topology --json` prints (docs/topology.md) */
+} ctl_topology_format;
+
+/* The whole picture: the machine (packages, NUMA nodes, cores, caches, PCI devices), every
+ * device with its locality and memory, the link matrix and the automatic placement order,
+ * as text or JSON. snprintf-style: writes at most `capacity` bytes including a terminating
+ * NUL (nothing when capacity is 0; `buffer` may then be NULL) and sets *out_length to the
+ * full length without the NUL, so a caller whose buffer was too small calls again with
+ * *out_length + 1. */
+CTL_EXPORT ctl_status* ctl_runtime_topology_describe(const ctl_runtime* runtime, ctl_topology_format format,
+                                                     char* buffer, size_t capacity, size_t* out_length);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

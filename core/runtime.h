@@ -15,6 +15,7 @@
 namespace catalyst {
 constexpr uint32_t kRuntimeMagic = 0x52544c43;  // "CLTR"
 constexpr uint32_t kDeviceMagic = 0x56444c43;   // "CLDV"
+class RuntimeTopology;  // core/topology/runtime_topology.h
 }  // namespace catalyst
 
 struct ctl_device {
@@ -45,6 +46,10 @@ struct ctl_runtime {
   // default_device_error says why and ctl_runtime_default_device returns it.
   ctl_device* default_device = nullptr;
   std::string default_device_error;
+  // Host topology, device localities and links (core/topology/), made on first use so that
+  // creating a runtime never waits for hwloc; see runtime_topology().
+  mutable std::once_flag topology_once;
+  mutable std::shared_ptr<catalyst::RuntimeTopology> topology;
 
   explicit ctl_runtime(catalyst::Logger log) : logger(std::move(log)) {}
   ~ctl_runtime();

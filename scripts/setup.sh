@@ -25,6 +25,9 @@ PACKAGES=(
   clang libclang-rt-14-dev
   # bindings/go: Go with cgo and the race detector (go test -race).
   golang-go
+  # core/topology: hwloc reads the host's packages, NUMA nodes and PCI devices; the hwloc
+  # package brings lstopo, which checks topology override files (docs/topology.md).
+  libhwloc-dev hwloc
 )
 
 # bindings/rust: Debian's cargo (with its rustc 1.63) only when no cargo is on the PATH; a

@@ -6,6 +6,10 @@ namespace catalyst::cli {
 // `catalyst devices [--json] [--plugin PATH]...`: every plugin found and every device.
 int devices_command(int argc, char** argv);
 
+// `catalyst topology [--json] [--measure] [--plugin PATH]...`: the machine, where each device
+// sits on it, the links between devices and the automatic placement order.
+int topology_command(int argc, char** argv);
+
 }  // namespace catalyst::cli
 
 namespace catalyst::cli {

@@ -15,6 +15,8 @@ void print_usage(FILE* out) {
                "commands:\n"
                "  devices [--json] [--plugin PATH]...   list plugins (accepted or rejected, and why) and devices\n"
                "                                        with their names (catalyst devices --help)\n"
+               "  topology [--json] [--measure]         the machine, where each device sits, the links between\n"
+               "                                        devices and the placement order (catalyst topology --help)\n"
                "  conformance --plugin PATH|NAME [...]  run the conformance suite against a plugin\n"
                "                                        (catalyst conformance --help for its options)\n"
                "  train-gpt [--data FILE] [...]         train a byte-level GPT from scratch and sample from it\n"
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   if (command == "devices") return catalyst::cli::devices_command(argc - 2, argv + 2);
+  if (command == "topology") return catalyst::cli::topology_command(argc - 2, argv + 2);
   if (command == "conformance") return catalyst::cli::conformance_command(argc - 2, argv + 2);
   if (command == "train-gpt") return catalyst::cli::train_gpt_command(argc - 2, argv + 2);
   if (command == "version" || command == "--version") {
