@@ -56,6 +56,10 @@ abi_type_aliases! {
     ctl_op_id = c_uint;
     ctl_activation = c_uint;
     ctl_reduction = c_uint;
+    ctl_locality_join = c_uint;
+    ctl_device_link_class = c_uint;
+    ctl_device_copy_path = c_uint;
+    ctl_topology_format = c_uint;
     ctl_log_fn = Option<unsafe extern "C" fn(*mut c_void, ctl_log_level, *const c_char)>;
     ctl_softmax_attrs = ctl_axis_attrs;
     // DLPack's (dlpack/dlpack.h), which catalyst.h names but does not define.
@@ -175,6 +179,23 @@ abi_constants! {
     CTL_REDUCTION_SUM: ctl_reduction = 1;
     CTL_REDUCTION_NONE: ctl_reduction = 2;
 
+    // Topology and device locality (since 1.4).
+    CTL_LOCALITY_JOIN_NONE: ctl_locality_join = 0;
+    CTL_LOCALITY_JOIN_PCI_BUS_ID: ctl_locality_join = 1;
+    CTL_LOCALITY_JOIN_NUMA_NODE: ctl_locality_join = 2;
+    CTL_LOCALITY_JOIN_SOLE_NUMA_NODE: ctl_locality_join = 3;
+    CTL_DEVICE_LINK_SAME_DEVICE: ctl_device_link_class = 0;
+    CTL_DEVICE_LINK_SAME_NUMA_NODE: ctl_device_link_class = 1;
+    CTL_DEVICE_LINK_SAME_PACKAGE: ctl_device_link_class = 2;
+    CTL_DEVICE_LINK_CROSS_PACKAGE: ctl_device_link_class = 3;
+    CTL_DEVICE_LINK_HOST_STAGED: ctl_device_link_class = 4;
+    CTL_DEVICE_LINK_UNKNOWN_LOCALITY: ctl_device_link_class = 5;
+    CTL_DEVICE_COPY_NONE: ctl_device_copy_path = 0;
+    CTL_DEVICE_COPY_PEER: ctl_device_copy_path = 1;
+    CTL_DEVICE_COPY_HOST_MEMORY: ctl_device_copy_path = 2;
+    CTL_DEVICE_COPY_HOST_STAGED: ctl_device_copy_path = 3;
+    CTL_TOPOLOGY_FORMAT_TEXT: ctl_topology_format = 0;
+    CTL_TOPOLOGY_FORMAT_JSON: ctl_topology_format = 1;
 
 
     // DLPack's: device types, dtype codes and DLManagedTensorVersioned flags.
@@ -355,6 +376,32 @@ abi_structs! {
         pub exclude_padding: bool,
     }
 
+    pub struct ctl_device_locality {
+        pub struct_size: usize,
+        pub next: *const c_void,
+        pub known: bool,
+        pub joined_by: ctl_locality_join,
+        pub from_override: bool,
+        pub package: i32,
+        pub numa_node: i32,
+        pub pci_bus_id: *const c_char,
+        pub core_count: u32,
+        pub pu_count: u32,
+        pub cpuset: *const c_char,
+        pub reason: *const c_char,
+        pub topology_source: *const c_char,
+    }
+
+    pub struct ctl_device_link {
+        pub struct_size: usize,
+        pub next: *const c_void,
+        pub link_class: ctl_device_link_class,
+        pub path: ctl_device_copy_path,
+        pub bytes_per_second: u64,
+        pub measured: bool,
+        pub description: *const c_char,
+    }
+
     pub struct DLDevice {
         pub device_type: DLDeviceType,
         pub device_id: c_int,
@@ -464,4 +511,11 @@ abi_functions! {
     pub fn ctl_tensor_from_dlpack_versioned(device: *mut ctl_device, managed: *mut DLManagedTensorVersioned, out_tensor: *mut *mut ctl_tensor) -> *mut ctl_status;
 
     pub fn ctl_abi_version(out_major: *mut u32, out_minor: *mut u32) -> ();
+
+    // Topology and device locality (since 1.4).
+    pub fn ctl_device_get_locality(device: *const ctl_device, out_locality: *mut ctl_device_locality) -> *mut ctl_status;
+    pub fn ctl_runtime_device_link(runtime: *const ctl_runtime, from: *const ctl_device, to: *const ctl_device, out_link: *mut ctl_device_link) -> *mut ctl_status;
+    pub fn ctl_runtime_measure_device_link(runtime: *mut ctl_runtime, from: *mut ctl_device, to: *mut ctl_device, out_link: *mut ctl_device_link) -> *mut ctl_status;
+    pub fn ctl_device_link_class_name(link_class: ctl_device_link_class) -> *const c_char;
+    pub fn ctl_runtime_topology_describe(runtime: *const ctl_runtime, format: ctl_topology_format, buffer: *mut c_char, capacity: usize, out_length: *mut usize) -> *mut ctl_status;
 }
