@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "catalyst.h"
+#include "catalyst_comm.h"
 #include "commands.h"
 #include "json_writer.h"
 #include "plugin_probe.h"
@@ -151,9 +152,49 @@ struct Device {
 struct Listing {
   std::vector<PluginRow> plugins;
   std::vector<Device> devices;
-  std::string default_id;     // "" when there is none
-  std::string default_error;  // why there is none
+  std::string default_id;                     // "" when there is none
+  std::string default_error;                  // why there is none
+  std::vector<ctl_plugin_info> comm_plugins;  // libcatalyst-comm-*.so (catalyst_comm.h)
 };
+
+// Communication plugins on the same search path (loaded in this process: listing one only
+// asks its query symbol for a table; no communicator is made).
+void list_comm_plugins(ctl_runtime* runtime, Listing* listing) {
+  for (size_t i = 0; i < ctl_runtime_comm_plugin_count(runtime); ++i) {
+    ctl_plugin_info info{};
+    info.struct_size = CTL_PLUGIN_INFO_STRUCT_SIZE;
+    if (ctl_status* status = ctl_runtime_comm_plugin_info(runtime, i, &info)) {
+      ctl_status_free(status);
+      continue;
+    }
+    listing->comm_plugins.push_back(info);
+  }
+}
+
+void print_comm_plugins_text(const Listing& listing) {
+  std::printf("\nCommunication plugins (%zu found)\n", listing.comm_plugins.size());
+  for (const auto& p : listing.comm_plugins) {
+    std::printf("  %-11s %s\n", p.accepted ? "[accepted]" : "[rejected]", p.path);
+    if (*p.name) std::printf("      name            %s %s\n", p.name, p.version);
+    std::printf("      found via       %s\n", p.source);
+    std::printf("      %-15s %s\n", p.accepted ? "status" : "reason", p.reason);
+  }
+}
+
+void print_comm_plugins_json(const Listing& listing, JsonWriter& json) {
+  json.begin_array("comm_plugins");
+  for (const auto& p : listing.comm_plugins) {
+    json.begin_object();
+    json.value("path", p.path);
+    json.value("name", p.name);
+    json.value("version", p.version);
+    json.value("accepted", p.accepted);
+    json.value("reason", p.reason);
+    json.value("source", p.source);
+    json.end_object();
+  }
+  json.end_array();
+}
 
 PluginRow row_from_info(const ctl_plugin_info& p) {
   PluginRow row;
@@ -254,6 +295,7 @@ void print_text(const Listing& listing) {
   } else {
     std::printf("\nDefault device: none. %s\n", listing.default_error.c_str());
   }
+  print_comm_plugins_text(listing);
 }
 
 void print_json(const Listing& listing) {
@@ -319,6 +361,7 @@ void print_json(const Listing& listing) {
     json.end_object();
   }
   json.end_array();
+  print_comm_plugins_json(listing, json);
   json.end_object();
   std::fputs(json.text().c_str(), stdout);
 }
@@ -428,6 +471,7 @@ int devices_command(int argc, char** argv) {
     listing.devices.push_back(device);
   }
 
+  list_comm_plugins(runtime, &listing);
   if (as_json) {
     print_json(listing);
   } else {
