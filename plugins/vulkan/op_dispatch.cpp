@@ -51,6 +51,7 @@ constexpr OpRun kRuns[] = {
     {CTL_OP_ARGMAX, run_reduce},
     {CTL_OP_ARGMIN, run_reduce},
     {CTL_OP_LOGSUMEXP, run_reduce},
+    {CTL_OP_MATMUL, run_matmul},
     {CTL_OP_COPY, run_copy},
     {CTL_OP_CAST, run_cast},
     {CTL_OP_FILL, run_fill},

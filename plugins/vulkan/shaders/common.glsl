@@ -21,7 +21,9 @@
 #define LD(t, v) CAT(ld_, t)(v)
 #define ST(t, v) CAT(st_, t)(v)
 
+#if !defined(CUSTOM_LOCAL_SIZE)
 layout(local_size_x_id = 0) in;
+#endif
 layout(std430, binding = 0) readonly buffer Params { uint P[]; };
 
 #if defined(USES_f32)
