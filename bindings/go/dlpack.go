@@ -1,7 +1,12 @@
 package catalyst
 
 // #include <catalyst.h>
-// #include "catalyst_dlpack.h"
+// #include <catalyst_dlpack.h>
+//
+// // cgo cannot call a C function pointer; this calls the capsule's deleter for Go.
+// static inline void catalyst_go_dlpack_delete(DLManagedTensorVersioned* managed) {
+//   if (managed && managed->deleter) managed->deleter(managed);
+// }
 import "C"
 
 import (

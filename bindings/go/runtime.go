@@ -165,7 +165,8 @@ func (r *Runtime) FindDevice(name string) (*Device, error) {
 }
 
 // SetGradEnabled turns autograd recording on or off for ops on this runtime's devices and
-// returns the previous setting.
+// returns the previous setting. The switch is the runtime's, not the goroutine's: it
+// applies to every goroutine running ops on the runtime's devices.
 func (r *Runtime) SetGradEnabled(enabled bool) (previous bool, err error) {
 	var prev C.bool
 	err = statusError(C.ctl_runtime_set_grad_enabled(r.handle(), C.bool(enabled), &prev))
@@ -173,7 +174,8 @@ func (r *Runtime) SetGradEnabled(enabled bool) (previous bool, err error) {
 	return bool(prev), err
 }
 
-// NoGrad runs fn with recording off and then restores the previous setting.
+// NoGrad runs fn with recording off and then restores the previous setting (runtime-wide,
+// as SetGradEnabled).
 func (r *Runtime) NoGrad(fn func() error) error {
 	previous, err := r.SetGradEnabled(false)
 	if err != nil {

@@ -5,7 +5,8 @@ package dlpacktest
 
 // #include <stdlib.h>
 // #include <string.h>
-// #include "../../catalyst_dlpack.h"
+// #cgo pkg-config: catalyst
+// #include <catalyst_dlpack.h>
 //
 // static int dlpacktest_deleted;
 //
