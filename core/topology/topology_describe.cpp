@@ -9,6 +9,7 @@
 
 #include "runtime.h"
 #include "topology/device_ranking.h"
+#include "topology/ranking_candidates.h"
 #include "topology/runtime_topology.h"
 
 namespace catalyst {
@@ -48,7 +49,6 @@ Picture collect(const ctl_runtime& runtime) {
   RuntimeTopology& topo = runtime_topology(runtime);
   Picture picture;
   picture.model = &topo.model();
-  topology::RankingRequest request;
   for (uint32_t i = 0; i < topo.device_count(); ++i) {
     DeviceRow row;
     row.end = &topo.end(i);
@@ -62,22 +62,11 @@ Picture collect(const ctl_runtime& runtime) {
       row.memory_free = properties.memory_free;
     }
     picture.devices.push_back(row);
-    // The placement order for work any device can hold (f32 is required of every device),
-    // with no anchor: the order automatic placement starts from.
-    topology::RankingCandidate candidate;
-    candidate.index = i;
-    candidate.name = row.end->name;
-    candidate.accelerator = row.kind != CTL_DEVICE_KIND_CPU;
-    candidate.memory_free = row.memory_free;
-    candidate.locality_known = row.end->locality.known;
-    candidate.locality = topology::locality_summary(row.end->locality);
-    // The built-in reference device is an oracle, never chosen by itself (catalyst.h).
-    if (runtime.devices[i]->plugin->candidate.source == "builtin") {
-      candidate.supported = false;
-      candidate.unsupported = "the built-in reference device is never chosen automatically";
-    }
-    request.candidates.push_back(candidate);
   }
+  // The placement order for work every device can hold (f32 is required of every device),
+  // with no anchor: the order automatic placement starts from.
+  topology::RankingRequest request;
+  request.candidates = ranking_candidates(runtime, nullptr);
   picture.links.resize(picture.devices.size());
   for (uint32_t a = 0; a < picture.devices.size(); ++a) {
     for (uint32_t b = 0; b < picture.devices.size(); ++b) picture.links[a].push_back(&topo.link(a, b));
