@@ -78,6 +78,7 @@ mod error;
 pub mod ops;
 mod runtime;
 mod tensor;
+mod topology;
 
 pub use device::{Device, DeviceInfo, DeviceKind};
 pub use dlpack::{dl_dtype, DlpackTensor};
@@ -86,6 +87,7 @@ pub use error::{Error, Result, StatusCode};
 pub use ops::{OpAttrs, OpId};
 pub use runtime::{NoGrad, PluginInfo, Runtime, RuntimeOptions};
 pub use tensor::Tensor;
+pub use topology::{Locality, LocalityJoin};
 
 /// The ABI version the loaded library implements (major, minor).
 pub fn abi_version() -> (u32, u32) {
