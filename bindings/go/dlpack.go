@@ -122,6 +122,10 @@ func (d *DLPack) Info() (DLPackInfo, error) {
 		Data: dl.data,
 	}
 	n := int(dl.ndim)
+	// A foreign capsule may be malformed; reading it must not crash Go either.
+	if n < 0 || (n > 0 && dl.shape == nil) {
+		return DLPackInfo{}, goError(InvalidArgument, "DLPack.Info: the capsule has ndim %d with shape %p", n, dl.shape)
+	}
 	if n > 0 {
 		info.Shape = append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(dl.shape)), n)...)
 		if dl.strides != nil {
@@ -162,6 +166,9 @@ func DLPackSlice[T Element](d *DLPack) ([]T, error) {
 	}
 	if n == 0 {
 		return []T{}, nil
+	}
+	if info.Data == nil {
+		return nil, goError(InvalidArgument, "DLPackSlice: the capsule's data is NULL with %d elements", n)
 	}
 	return unsafe.Slice((*T)(unsafe.Add(info.Data, info.ByteOffset)), n), nil
 }

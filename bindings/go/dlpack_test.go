@@ -109,3 +109,20 @@ func TestFinalizerReleasesAnUnclosedTensor(t *testing.T) {
 		t.Fatalf("Close then collection ran the deleter %d times, want 1", got)
 	}
 }
+
+// Reading a malformed foreign capsule is an error, not a Go panic.
+func TestDLPackInfoOfMalformedCapsules(t *testing.T) {
+	nullShape := catalyst.DLPackFromPointer(dlpacktest.New(dlpacktest.Spec{Shape: []int64{4}, NullShape: true}))
+	defer nullShape.Close()
+	_, err := nullShape.Info()
+	wantError(t, "Info of a capsule with a NULL shape", err, catalyst.InvalidArgument, "ndim 1 with shape")
+	_, err = catalyst.DLPackSlice[float32](nullShape)
+	wantError(t, "DLPackSlice of a capsule with a NULL shape", err, catalyst.InvalidArgument, "ndim 1 with shape")
+	nullData := catalyst.DLPackFromPointer(dlpacktest.New(dlpacktest.Spec{Shape: []int64{4}, NullData: true}))
+	defer nullData.Close()
+	_, err = catalyst.DLPackSlice[float32](nullData)
+	wantError(t, "DLPackSlice of a capsule with NULL data", err, catalyst.InvalidArgument, "data is NULL with 4 elements")
+	var closed *catalyst.DLPack
+	_, err = closed.Info()
+	wantError(t, "Info of a nil capsule", err, catalyst.InvalidArgument, "closed or consumed")
+}
