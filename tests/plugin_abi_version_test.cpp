@@ -1,10 +1,13 @@
 // plugin_abi_version_test.cpp — every in-tree plugin reports the ABI version of the newest
 // thing it implements. A plugin that runs a 1.2 op (sgd_step) but says 1.1 tells the loader,
 // `catalyst devices` and vendors reading it as an example that it predates the op.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "catalyst_plugin.h"
 
 #include "test_support.hpp"
 
@@ -12,9 +15,11 @@ using namespace ctltest;
 
 namespace {
 
-// The newest ABI minor that added anything a plugin implements: 1.2 (sgd_step, the
-// max_work_group_size property). 1.3 added only runtime functions (abi/CHANGELOG.md).
-constexpr uint32_t kNewestPluginMinor = 2;
+// The newest ABI minor that added anything a plugin implements: 1.4 (the optional
+// buffer_copy_peer entry). 1.2 added sgd_step and the max_work_group_size property; 1.3
+// added only runtime functions (abi/CHANGELOG.md). A plugin may stop at 1.2 (the entry is
+// optional): each is checked against the newest of these it implements.
+constexpr uint32_t kNewestPluginMinor = 4;
 
 struct InTreePlugin {
   const char* name;
@@ -48,6 +53,21 @@ bool runs_sgd_step(ctl_device* device) {
   return !s2 && p[0] == 0.5f && p[1] == 1.0f;  // p - lr * g, with buf = g on the first step
 }
 
+// True when the table `path` gives today's core carries buffer_copy_peer (1.4), read from
+// the plugin file itself: the core's view of the table is not part of the C ABI.
+bool table_has_copy_peer(const char* path) {
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library) return false;
+  const auto query = reinterpret_cast<ctl_plugin_query_fn>(dlsym(library, CTL_PLUGIN_QUERY_SYMBOL));
+  ctl_host_api host{};
+  host.struct_size = CTL_HOST_API_STRUCT_SIZE;
+  host.abi_major = CTL_ABI_VERSION_MAJOR;
+  host.abi_minor = CTL_ABI_VERSION_MINOR;
+  host.log = [](void*, ctl_log_level, const char*) {};
+  const ctl_plugin_api* api = query ? query(CTL_ABI_VERSION_MAJOR, CTL_ABI_VERSION_MINOR, &host) : nullptr;
+  return api && api->struct_size >= CTL_PLUGIN_API_STRUCT_SIZE && api->buffer_copy_peer;
+}
+
 TEST(PluginAbiVersion, EachInTreePluginReportsTheVersionOfItsNewestOp) {
   for (const InTreePlugin& plugin : in_tree_plugins()) {
     SCOPED_TRACE(plugin.name);
@@ -68,9 +88,17 @@ TEST(PluginAbiVersion, EachInTreePluginReportsTheVersionOfItsNewestOp) {
     ASSERT_TRUE(info.accepted) << info.reason;
     ctl_device* device = find_device(r, plugin.name);
     ASSERT_NE(device, nullptr);
-    ASSERT_TRUE(runs_sgd_step(device)) << "sgd_step is the 1.2 op this test takes as the newest";
+    ASSERT_TRUE(runs_sgd_step(device)) << "every in-tree plugin implements sgd_step (1.2)";
+    const bool copy_peer = plugin.path && table_has_copy_peer(plugin.path);
+    const uint32_t newest = copy_peer ? 4u : 2u;
     EXPECT_EQ(info.abi_major, 1u);
-    EXPECT_EQ(info.abi_minor, kNewestPluginMinor) << "it implements sgd_step (1.2)";
+    EXPECT_EQ(info.abi_minor, newest) << (copy_peer ? "it implements buffer_copy_peer (1.4)"
+                                                    : "it implements sgd_step (1.2) and no 1.4 entry");
+    // The CPU plugin copies between its devices (CATALYST_CPU_DEVICES splits it).
+    if (std::string(plugin.name) == "cpu") {
+      EXPECT_TRUE(copy_peer) << "the cpu plugin's table lacks buffer_copy_peer";
+      EXPECT_EQ(info.abi_minor, kNewestPluginMinor);
+    }
   }
 }
 

@@ -47,6 +47,7 @@ void* BufferCache::take(size_t bytes, size_t* capacity) {
   }
   void* block = mmap(nullptr, wanted, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (block == MAP_FAILED) return nullptr;
+  if (on_map_.function) on_map_.function(on_map_.context, block, wanted);
   *capacity = wanted;
   return block;
 }

@@ -15,13 +15,20 @@
 
 namespace catalyst::cpu {
 
+// Called on every block the cache maps, before anything touches it: a device bound to a
+// NUMA node binds the block's pages there (device_plan.h).
+struct MapHook {
+  void (*function)(void* context, void* block, size_t bytes) = nullptr;
+  void* context = nullptr;
+};
+
 class BufferCache {
  public:
   // Buffers from this size up are served here.
   static constexpr size_t kMinBytes = size_t{256} << 10;
 
   // Keeps at most `limit_bytes` of freed blocks.
-  explicit BufferCache(size_t limit_bytes) : limit_(limit_bytes) {}
+  explicit BufferCache(size_t limit_bytes, MapHook on_map = {}) : limit_(limit_bytes), on_map_(on_map) {}
   ~BufferCache();
   BufferCache(const BufferCache&) = delete;
   BufferCache& operator=(const BufferCache&) = delete;
@@ -41,6 +48,7 @@ class BufferCache {
   std::multimap<size_t, void*> kept_;
   size_t kept_bytes_ = 0;
   size_t limit_;
+  MapHook on_map_;
 };
 
 }  // namespace catalyst::cpu

@@ -43,10 +43,10 @@ ctl_status* buffer_allocate(ctl_plugin_device* device, uint64_t size, ctl_plugin
     return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sbuffer_allocate: size %llu does not fit in memory",
                             kLogPrefix, static_cast<unsigned long long>(size));
   }
-  // Large buffers come from the instance's cache (buffer_cache.h), page aligned; others
-  // from the host allocator. A zero-size buffer still gets a distinct pointer so that
-  // host_pointer is never NULL.
-  BufferCache* cache = device->instance->buffer_cache;
+  // Large buffers come from the device's cache (buffer_cache.h), page aligned and bound to
+  // the device's NUMA node where it has one; others from the host allocator. A zero-size
+  // buffer still gets a distinct pointer so that host_pointer is never NULL.
+  BufferCache* cache = device->buffer_cache;
   size_t capacity = 0;
   void* data = cache && size >= BufferCache::kMinBytes
                    ? cache->take(static_cast<size_t>(size), &capacity)
@@ -72,7 +72,7 @@ void buffer_free(ctl_plugin_device* device, ctl_plugin_buffer* buffer) {
   if (!device || !buffer) return;
   const ctl_host_api* host = host_of(device);
   if (buffer->cached_capacity) {
-    device->instance->buffer_cache->give(buffer->data, buffer->cached_capacity);
+    device->buffer_cache->give(buffer->data, buffer->cached_capacity);
   } else if (buffer->owned) {
     host->free(host->context, buffer->data);
   }
@@ -140,6 +140,37 @@ ctl_status* buffer_copy(ctl_plugin_stream* stream, ctl_plugin_buffer* source, ui
   // The contract forbids overlap; memmove makes an overlapping call harmless anyway.
   std::memmove(static_cast<char*>(destination->data) + destination_offset,
                static_cast<const char*>(source->data) + source_offset, size);
+  return nullptr;
+}
+
+ctl_status* buffer_copy_peer(ctl_plugin_stream* stream, ctl_plugin_device* source_device, ctl_plugin_buffer* source,
+                             uint64_t source_offset, ctl_plugin_buffer* destination, uint64_t destination_offset,
+                             uint64_t size) {
+  if (!stream) return null_handle("buffer_copy_peer", "stream");
+  const ctl_host_api* host = host_of(stream);
+  if (!source_device) {
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%sbuffer_copy_peer: source_device is NULL", kLogPrefix);
+  }
+  // Devices of another instance (another runtime) may have been destroyed under us.
+  if (source_device->instance != stream->device->instance) {
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT,
+                            "%sbuffer_copy_peer: source_device cpu:%u belongs to another instance than the stream's "
+                            "device cpu:%u",
+                            kLogPrefix, source_device->index, stream->device->index);
+  }
+  CTL_SDK_RETURN_IF_ERROR(check_range(host, "buffer_copy_peer", "source", source, source_offset, size));
+  CTL_SDK_RETURN_IF_ERROR(check_range(host, "buffer_copy_peer", "destination", destination, destination_offset, size));
+  if (size == 0) return nullptr;
+  // Work on every device of this plugin is done when its call returns, and the core has
+  // made the stream wait for the source's writer: the copy can run now. The destination
+  // device's threads copy, so that across NUMA nodes the pages are written locally.
+  const char* from = static_cast<const char*>(source->data) + source_offset;
+  char* to = static_cast<char*>(destination->data) + destination_offset;
+  constexpr int64_t kGrainBytes = int64_t{1} << 20;
+  parallel_for(stream->device->pool, static_cast<int64_t>(size), kGrainBytes,
+               [&](int64_t begin, int64_t end, unsigned) {
+                 std::memmove(to + begin, from + begin, static_cast<size_t>(end - begin));
+               });
   return nullptr;
 }
 

@@ -1,6 +1,6 @@
-// device.cpp — the instance (host table + thread pool) and its single device: this
-// machine's CPUs, described from /proc/cpuinfo, /proc/meminfo, sysconf and the affinity mask.
-#include <dirent.h>
+// device.cpp — the instance (host table) and its devices: this machine's CPUs, as one
+// device or divided by device_plan.h, each with its own thread pool and buffer cache;
+// described from /proc/cpuinfo, /proc/meminfo, sysconf, the affinity mask and hwloc.
 #include <sched.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include <new>
 
 #include "catalyst/sdk/status.hpp"
+#include "device_plan.h"
 #include "isa.h"
 #include "plugin.h"
 
@@ -119,30 +120,110 @@ uint32_t usable_cpus() {
   return online > 0 ? static_cast<uint32_t>(online) : 1u;
 }
 
-// 0 on a single-node machine; -1 when there are several nodes (the device spans them) or
-// the topology cannot be read.
-int32_t numa_node() {
-  DIR* dir = opendir("/sys/devices/system/node");
-  if (!dir) return -1;
-  int nodes = 0;
-  while (const dirent* entry = readdir(dir)) {
-    if (std::strncmp(entry->d_name, "node", 4) == 0 && entry->d_name[4] >= '0' && entry->d_name[4] <= '9') {
-      ++nodes;
+// Free bytes of NUMA node `node` ("Node 1 MemFree: ... kB"), 0 when unreadable. The node
+// file has no MemAvailable, so reclaimable cache does not count.
+uint64_t node_memory_free(int32_t node) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/sys/devices/system/node/node%d/meminfo", node);
+  FILE* file = std::fopen(path, "r");
+  if (!file) return 0;
+  char line[256];
+  uint64_t result = 0;
+  while (std::fgets(line, sizeof line, file)) {
+    unsigned long long kib = 0;
+    const char* field = std::strstr(line, "MemFree:");
+    if (field && std::sscanf(field + 8, "%llu", &kib) == 1) {
+      result = static_cast<uint64_t>(kib) * 1024u;
+      break;
     }
   }
-  closedir(dir);
-  return nodes == 1 ? 0 : -1;
+  std::fclose(file);
+  return result;
 }
 
-void describe_device(ctl_plugin_device* device) {
-  if (!cpuinfo_value("model name", device->name, sizeof device->name)) {
-    std::snprintf(device->name, sizeof device->name, "CPU");
+// Binds a device's freshly mapped buffer blocks to its node (BufferCache's MapHook).
+void bind_block(void* context, void* block, size_t bytes) {
+  const auto* device = static_cast<const ctl_plugin_device*>(context);
+  bind_memory(device->instance->topology, block, bytes, device->numa_node);
+}
+
+// A ThreadPool in host memory. Its constructor may throw (no thread could be started):
+// the memory is then given back and the exception goes on to instance_create's handler.
+ThreadPool* new_pool(const ctl_host_api* host, unsigned threads, const PoolPlacement& placement) {
+  void* memory = host->alloc(host->context, sizeof(ThreadPool), alignof(ThreadPool) < 16 ? 16 : alignof(ThreadPool));
+  if (!memory) return nullptr;
+  try {
+    return new (memory) ThreadPool(threads, placement);
+  } catch (...) {
+    host->free(host->context, memory);
+    throw;
   }
-  if (!cpuinfo_value("vendor_id", device->vendor, sizeof device->vendor)) {
-    std::snprintf(device->vendor, sizeof device->vendor, "unknown");
+}
+
+// Everything an instance owns; safe on a partly built one.
+void free_instance(ctl_plugin_instance* instance) {
+  if (!instance) return;
+  const ctl_host_api* host = instance->host;
+  for (ctl_plugin_device* device : instance->devices) {
+    host_delete(host, device->pool);
+    host_delete(host, device->buffer_cache);  // every buffer is freed by now: unmaps what it kept
+    host_delete(host, device);
   }
-  device->compute_units = usable_cpus();
-  device->numa_node = numa_node();
+  destroy_topology(instance->topology);
+  host_delete(host, instance);
+}
+
+// Builds device `index` of `plan`; false when the host is out of memory.
+bool add_device(ctl_plugin_instance* instance, const DevicePlan& plan, size_t index, const char* model,
+                const char* vendor) {
+  const ctl_host_api* host = instance->host;
+  const DeviceSpan& span = plan.devices[index];
+  ctl_plugin_device* device = host_new<ctl_plugin_device>(host);
+  if (!device) return false;
+  instance->devices.push_back(device);  // owned from here on, whatever fails below
+  device->instance = instance;
+  device->index = static_cast<uint32_t>(index);
+  std::snprintf(device->vendor, sizeof device->vendor, "%s", vendor);
+  device->numa_node = span.numa_node;
+  device->whole_machine = plan.whole_machine;
+  device->node_memory = span.node_memory;
+  device->node_free_known = plan.bind && span.node_memory > 0;
+  unsigned threads = 0;
+  PoolPlacement placement;
+  placement.device = device->index;
+  if (plan.whole_machine) {
+    // Exactly the device the plugin always had.
+    std::snprintf(device->name, sizeof device->name, "%s", model);
+    device->compute_units = usable_cpus();
+    threads = default_thread_count();
+  } else {
+    const std::string cpus = cpu_list(span.cpus);
+    if (span.numa_node >= 0) {
+      std::snprintf(device->name, sizeof device->name, "%s (CPUs %s, NUMA node %d)", model, cpus.c_str(),
+                    span.numa_node);
+    } else {
+      std::snprintf(device->name, sizeof device->name, "%s (CPUs %s)", model, cpus.c_str());
+    }
+    device->compute_units = static_cast<uint32_t>(span.cpus.size());
+    const unsigned setting = thread_count_setting();
+    threads = setting ? setting : device->compute_units;
+    // A topology that is not this machine's (HWLOC_SYNTHETIC) names CPUs that may not
+    // exist: such a device's workers are left where the scheduler puts them.
+    if (plan.bind) placement.cpus = span.cpus;
+    placement.bind = plan.bind;
+  }
+  device->pool = new_pool(host, threads, placement);
+  if (!device->pool) return false;
+  MapHook hook;
+  if (plan.bind && span.node_memory > 0 && span.numa_node >= 0) hook = {bind_block, device};
+  const size_t limit = BufferCache::default_limit() / plan.devices.size();
+  device->buffer_cache = host_new<BufferCache>(host, limit, hook);
+  if (!device->buffer_cache) return false;
+  if (host->log) {
+    sdk::log(host, CTL_LOG_DEBUG, "%scpu:%u \"%s\" with %u threads%s", kLogPrefix, device->index, device->name, threads,
+             placement.bind ? ", workers bound to its CPUs" : "");
+  }
+  return true;
 }
 
 }  // namespace
@@ -164,40 +245,29 @@ ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_
       return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sinstance_create: out of host memory", kLogPrefix);
     }
     instance->host = host;
-    instance->pool = nullptr;
-    instance->buffer_cache = nullptr;
-    instance->device.instance = instance;
-    describe_device(&instance->device);
-    const unsigned threads = default_thread_count();
-    void* memory = host->alloc(host->context, sizeof(ThreadPool), alignof(ThreadPool) < 16 ? 16 : alignof(ThreadPool));
-    if (!memory) {
-      host_delete(host, instance);
-      return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sinstance_create: out of host memory", kLogPrefix);
+    instance->topology = nullptr;
+    DevicePlan plan = plan_devices(host);
+    instance->topology = plan.topology;
+    char model[192];
+    if (!cpuinfo_value("model name", model, sizeof model)) std::snprintf(model, sizeof model, "CPU");
+    char vendor[64];
+    if (!cpuinfo_value("vendor_id", vendor, sizeof vendor)) std::snprintf(vendor, sizeof vendor, "unknown");
+    instance->devices.reserve(plan.devices.size());
+    for (size_t i = 0; i < plan.devices.size(); ++i) {
+      if (!add_device(instance, plan, i, model, vendor)) {
+        free_instance(instance);
+        return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sinstance_create: out of host memory", kLogPrefix);
+      }
     }
-    try {
-      instance->pool = new (memory) ThreadPool(threads);
-    } catch (...) {
-      host->free(host->context, memory);
-      throw;
-    }
-    instance->buffer_cache = host_new<BufferCache>(host, BufferCache::default_limit());
-    if (!instance->buffer_cache) {
-      host_delete(host, instance->pool);
-      host_delete(host, instance);
-      return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sinstance_create: out of host memory", kLogPrefix);
-    }
-    if (host->struct_size >= CTL_HOST_API_STRUCT_SIZE && host->log) {
-      sdk::log(host, CTL_LOG_DEBUG, "%s\"%s\" with %u threads", kLogPrefix, instance->device.name, threads);
-      log_isa_choice(host);
-    }
+    if (host->log) log_isa_choice(host);
   } catch (const std::bad_alloc&) {
-    host_delete(host, instance);
+    free_instance(instance);
     return sdk::make_status(host, CTL_STATUS_OUT_OF_MEMORY, "%sinstance_create: out of memory", kLogPrefix);
   } catch (const std::exception& e) {
-    host_delete(host, instance);
+    free_instance(instance);
     return sdk::make_status(host, CTL_STATUS_INTERNAL, "%sinstance_create: %s", kLogPrefix, e.what());
   } catch (...) {
-    host_delete(host, instance);
+    free_instance(instance);
     return sdk::make_status(host, CTL_STATUS_INTERNAL, "%sinstance_create: unknown exception", kLogPrefix);
   }
   register_host(host);
@@ -207,11 +277,8 @@ ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_
 
 void instance_destroy(ctl_plugin_instance* instance) {
   if (!instance) return;
-  const ctl_host_api* host = instance->host;
-  unregister_host(host);
-  host_delete(host, instance->pool);
-  host_delete(host, instance->buffer_cache);  // every buffer is freed by now: unmaps what it kept
-  host_delete(host, instance);
+  unregister_host(instance->host);
+  free_instance(instance);
 }
 
 ctl_status* device_count(ctl_plugin_instance* instance, uint32_t* out_count) {
@@ -220,7 +287,7 @@ ctl_status* device_count(ctl_plugin_instance* instance, uint32_t* out_count) {
     return sdk::make_status(instance->host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_count: out_count is NULL",
                             kLogPrefix);
   }
-  *out_count = 1;
+  *out_count = static_cast<uint32_t>(instance->devices.size());
   return nullptr;
 }
 
@@ -230,11 +297,13 @@ ctl_status* device_get(ctl_plugin_instance* instance, uint32_t index, ctl_plugin
     return sdk::make_status(instance->host, CTL_STATUS_INVALID_ARGUMENT, "%sdevice_get: out_device is NULL",
                             kLogPrefix);
   }
-  if (index != 0) {
+  if (index >= instance->devices.size()) {
     return sdk::make_status(instance->host, CTL_STATUS_NOT_FOUND,
-                            "%sdevice_get: index %u out of range (the cpu plugin has 1 device)", kLogPrefix, index);
+                            "%sdevice_get: index %u out of range (the cpu plugin has %zu device%s; "
+                            "CATALYST_CPU_DEVICES sets how many)",
+                            kLogPrefix, index, instance->devices.size(), instance->devices.size() == 1 ? "" : "s");
   }
-  *out_device = &instance->device;
+  *out_device = instance->devices[index];
   return nullptr;
 }
 
@@ -256,8 +325,15 @@ ctl_status* device_properties(ctl_plugin_device* device, ctl_plugin_device_prope
   full.vendor = device->vendor;
   full.driver_version = driver_version();
   full.kind = CTL_DEVICE_KIND_CPU;
-  full.memory_total = memory_total();
-  full.memory_free = memory_free();
+  // A device of one node of several reports that node's memory; the others (the whole
+  // machine, a split of a one-node machine) the machine's, which they share.
+  if (device->node_memory > 0) {
+    full.memory_total = device->node_memory;
+    full.memory_free = device->node_free_known ? node_memory_free(device->numa_node) : 0;
+  } else {
+    full.memory_total = memory_total();
+    full.memory_free = memory_free();
+  }
   full.compute_units = device->compute_units;
   full.pci_bus_id = nullptr;
   full.numa_node = device->numa_node;

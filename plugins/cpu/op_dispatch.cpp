@@ -128,11 +128,11 @@ ctl_status* op_supports(ctl_plugin_device* device, const ctl_op_call* call) {
 
 ctl_status* op_execute(ctl_plugin_stream* stream, const ctl_op_call* call) {
   if (!stream) return null_handle("op_execute", "stream");
-  ctl_plugin_instance* instance = stream->device->instance;
-  const ctl_host_api* host = instance->host;
+  ctl_plugin_device* device = stream->device;
+  const ctl_host_api* host = device->instance->host;
   const OpEntry* entry = nullptr;
   CTL_SDK_RETURN_IF_ERROR(check_supported(host, call, &entry));
-  const OpContext ctx{host, instance->pool, call, entry->name, instance->buffer_cache};
+  const OpContext ctx{host, device->pool, call, entry->name, device->buffer_cache};
   clear_upper_state();  // the kernels are SSE-encoded: see simd_state.h
   // Nothing may escape through the C table: exceptions become statuses.
   try {

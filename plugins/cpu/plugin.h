@@ -3,26 +3,34 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "buffer_cache.h"
 #include "catalyst/sdk/host_memory.hpp"
 #include "catalyst_plugin.h"
 #include "thread_pool.h"
 
+struct hwloc_topology;
+
 // The ABI declares these as opaque structs; the plugin gives them their bodies.
 struct ctl_plugin_device {
   ctl_plugin_instance* instance;
+  uint32_t index;  // cpu:<index>
   char name[256];
   char vendor[64];
-  uint32_t compute_units;
+  uint32_t compute_units;  // logical CPUs
   int32_t numa_node;
+  bool whole_machine;                        // memory is the machine's (device_plan.h)
+  uint64_t node_memory;                      // else its node's bytes (0: unknown)
+  bool node_free_known;                      // the node is this machine's: its free memory can be read
+  catalyst::cpu::ThreadPool* pool;           // owned; its workers run on this device's CPUs
+  catalyst::cpu::BufferCache* buffer_cache;  // owned; large buffers (buffer_cache.h)
 };
 
 struct ctl_plugin_instance {
   const ctl_host_api* host;
-  catalyst::cpu::ThreadPool* pool;           // owned; created and destroyed with the instance
-  catalyst::cpu::BufferCache* buffer_cache;  // owned; large buffers (buffer_cache.h)
-  ctl_plugin_device device;                  // one device per instance: this machine's CPUs
+  hwloc_topology* topology;                 // owned; for binding memory; may be null
+  std::vector<ctl_plugin_device*> devices;  // owned; one per CATALYST_CPU_DEVICES (device_plan.h)
 };
 
 struct ctl_plugin_buffer {
@@ -66,6 +74,9 @@ ctl_status* buffer_copy(ctl_plugin_stream* stream, ctl_plugin_buffer* source, ui
                         ctl_plugin_buffer* destination, uint64_t destination_offset, uint64_t size);
 ctl_status* buffer_fill(ctl_plugin_stream* stream, ctl_plugin_buffer* buffer, uint64_t offset, uint64_t size,
                         const void* pattern, uint32_t pattern_size);
+ctl_status* buffer_copy_peer(ctl_plugin_stream* stream, ctl_plugin_device* source_device, ctl_plugin_buffer* source,
+                             uint64_t source_offset, ctl_plugin_buffer* destination, uint64_t destination_offset,
+                             uint64_t size);
 
 // streams.cpp
 ctl_status* stream_create(ctl_plugin_device* device, ctl_plugin_stream** out_stream);

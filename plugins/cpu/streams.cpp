@@ -1,6 +1,8 @@
 // streams.cpp — streams and events. CPU work completes inside execute, so a stream is
 // always idle and an event is complete as soon as it is recorded; the objects still exist
-// so that handles, ordering and leak counting behave as on any device.
+// so that handles, ordering and leak counting behave as on any device. That holds for
+// every device of the instance: a stream waits on an event of any of them (which
+// buffer_copy_peer's contract asks for) and finds it complete.
 #include "catalyst/sdk/status.hpp"
 #include "plugin.h"
 

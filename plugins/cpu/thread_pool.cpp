@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -94,7 +95,8 @@ std::vector<int> allowed_cpus() {
 
 // Pinning keeps each worker's slice of the data in one core's caches from op to op; it
 // helps only when every thread has a CPU of its own. With more threads than CPUs (or
-// CATALYST_CPU_PIN=0) the scheduler is left to balance. The caller's thread belongs to
+// CATALYST_CPU_PIN=0) the scheduler is left to balance, over the device's CPUs when the
+// pool is bound to them (PoolPlacement::bind). The caller's thread belongs to
 // the user and is never pinned; worker i gets the i-th allowed CPU, leaving CPU 0 of the
 // set, where the scheduler usually keeps the main thread, to the caller.
 bool pinning_wanted(unsigned threads, const std::vector<int>& cpus) {
@@ -106,32 +108,46 @@ bool pinning_wanted(unsigned threads, const std::vector<int>& cpus) {
 
 }  // namespace
 
-unsigned default_thread_count() {
+unsigned thread_count_setting() {
   if (const char* env = std::getenv("CATALYST_CPU_THREADS")) {
     char* end = nullptr;
     const long value = std::strtol(env, &end, 10);
     // A bad value is ignored rather than fatal: the plugin must load whatever the env says.
     if (end != env && *end == '\0' && value > 0) return static_cast<unsigned>(std::min(value, 1024L));
   }
+  return 0;
+}
+
+unsigned default_thread_count() {
+  if (const unsigned setting = thread_count_setting()) return setting;
   const std::vector<int> cpus = allowed_cpus();
   if (!cpus.empty()) return static_cast<unsigned>(cpus.size());
   const unsigned hw = std::thread::hardware_concurrency();
   return hw ? hw : 1u;
 }
 
-ThreadPool::ThreadPool(unsigned threads) : size_(threads ? threads : 1u) {
-  const std::vector<int> cpus = allowed_cpus();
+ThreadPool::ThreadPool(unsigned threads, const PoolPlacement& placement) : size_(threads ? threads : 1u) {
+  const std::vector<int> cpus = placement.cpus.empty() ? allowed_cpus() : placement.cpus;
   const bool pin = pinning_wanted(size_, cpus);
   workers_.reserve(size_ - 1);
   for (unsigned i = 1; i < size_; ++i) {
     workers_.emplace_back([this, i] { worker_loop(i); });
+    const pthread_t handle = workers_.back().native_handle();
+    char name[32];
+    std::snprintf(name, sizeof name, "ctl-cpu%u/w%u", placement.device, i);
+    name[15] = '\0';  // the kernel keeps 15 characters
+    pthread_setname_np(handle, name);
+    // Best effort: a refused affinity (a container's policy) only costs locality.
+    cpu_set_t set;
+    CPU_ZERO(&set);
     if (pin) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
       CPU_SET(cpus[i], &set);
-      // Best effort: a refused affinity (a container's policy) only costs locality.
-      pthread_setaffinity_np(workers_.back().native_handle(), sizeof set, &set);
+    } else if (placement.bind) {
+      for (const int cpu : cpus) {
+        if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+      }
     }
+    if (CPU_COUNT(&set) > 0) pthread_setaffinity_np(handle, sizeof set, &set);
   }
 }
 

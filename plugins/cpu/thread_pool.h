@@ -14,7 +14,8 @@
 // wake-up; an idle pool never spins, and a thread that finds itself descheduled while
 // spinning (a busy machine) sleeps at once for a while (see thread_pool.cpp).
 // Workers are pinned one per allowed CPU when the pool has exactly one thread per CPU
-// (see pinning_wanted in thread_pool.cpp).
+// (see pinning_wanted in thread_pool.cpp). A pool that serves one device of several
+// (device_plan.h) is given that device's CPUs: its workers never leave them.
 #pragma once
 
 #include <algorithm>
@@ -34,10 +35,18 @@ inline void cpu_relax() {
 #endif
 }
 
+// Where a pool's workers run.
+struct PoolPlacement {
+  std::vector<int> cpus;  // OS numbers of the CPUs the pool serves; empty: those this process may use
+  bool bind = false;      // keep every worker on `cpus` (a device that is a part of the machine)
+  unsigned device = 0;    // names the workers "ctl-cpu<device>/w<i>" (top, /proc/self/task)
+};
+
 class ThreadPool {
  public:
-  // `threads` counts the calling thread too: threads - 1 workers are started.
-  explicit ThreadPool(unsigned threads);
+  // `threads` counts the calling thread too: threads - 1 workers are started. The calling
+  // thread belongs to the user and is never bound.
+  explicit ThreadPool(unsigned threads, const PoolPlacement& placement = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -85,6 +94,8 @@ class ThreadPool {
 // Number of threads an instance uses: CATALYST_CPU_THREADS when it is a positive integer,
 // else the CPUs this process may run on.
 unsigned default_thread_count();
+// CATALYST_CPU_THREADS when it is a positive integer (at most 1024), else 0.
+unsigned thread_count_setting();
 
 // Calls f(begin, end, part) over [0, n) split into contiguous parts of at least `grain`
 // items (one part, on the calling thread, when n is small).
