@@ -25,6 +25,9 @@ PACKAGES=(
   clang libclang-rt-14-dev
   # bindings/go: Go with cgo and the race detector (go test -race).
   golang-go
+  # bindings/python: the extension is built with pybind11 against python3's headers; its
+  # tests run with pytest.
+  pybind11-dev python3-dev python3-pytest
   # core/topology: hwloc reads the host's packages, NUMA nodes and PCI devices; the hwloc
   # package brings lstopo, which checks topology override files (docs/topology.md).
   libhwloc-dev hwloc
