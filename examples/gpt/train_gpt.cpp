@@ -59,6 +59,8 @@ struct Options {
   uint64_t seed = 1337;
   bool quiet = false;
   std::optional<int64_t> kill_after_step;  // tests: die by SIGKILL right after this step (never when empty)
+  std::string devices;                     // --devices LIST (comma-separated device names)
+  bool data_parallel = false;              // --data-parallel: a rank per --devices entry (data_parallel.hpp)
 };
 
 void usage(FILE* out) {
@@ -73,6 +75,10 @@ void usage(FILE* out) {
       "  --device SPEC         cpu, cpu:1, opencl:0, an index, ... (default: the default device)\n"
       "  --out DIR             checkpoint, log.jsonl, loss.png and sample.txt (default gpt-run)\n"
       "  --resume              continue from DIR/checkpoint.safetensors (checked against these options first)\n"
+      "  --data-parallel       one rank per --devices entry, each on its share of every batch; implied\n"
+      "                        under mpirun (mpirun -np N catalyst train-gpt ...: a rank per process)\n"
+      "  --devices LIST        devices for the ranks, e.g. cpu:0,cpu:0 (in one process each rank has a\n"
+      "                        runtime of its own, so a name may repeat)\n"
       "model:\n"
       "  --context N --width N --heads N --layers N   (default 64, 128, 4, 3)\n"
       "training:\n"
@@ -114,6 +120,8 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
   flags.add("--seed", &o->seed);
   flags.add_switch("--quiet", &o->quiet);
   flags.add("--kill-after-step", &o->kill_after_step);
+  flags.add("--devices", &o->devices);
+  flags.add_switch("--data-parallel", &o->data_parallel);
   if (!flags.parse(argc, argv, 0, nullptr, error)) return false;
   if (help) {
     usage(stdout);
@@ -287,6 +295,8 @@ void write_plot(const std::string& log_path, const std::string& png_path) {
 
 }  // namespace
 
+#include "data_parallel.hpp"  // uses the helpers above
+
 int main(int argc, char** argv) {
   Options o;
   std::string error;
@@ -300,6 +310,7 @@ int main(int argc, char** argv) {
       o.data = default_corpus(&error);
       if (o.data.empty()) throw catalyst::Error(CTL_STATUS_NOT_FOUND, error);
     }
+    if (wants_data_parallel(o)) return run_data_parallel(o);
     catalyst::Runtime rt;
     catalyst::Device device = o.device.empty() ? rt.default_device() : rt.device(o.device);
     catalyst::ByteDataset data(o.data, static_cast<size_t>(40 * (o.context + 2)), 0.1);
