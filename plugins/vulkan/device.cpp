@@ -328,6 +328,7 @@ ctl_status* init_device(ctl_plugin_instance* inst, VkPhysicalDevice physical, ct
   d->max_group_count_x = limits.maxComputeWorkGroupCount[0];
   d->shared_memory = limits.maxComputeSharedMemorySize;
   d->subgroup_size = p11.subgroupSize ? p11.subgroupSize : 1;
+  d->f64_denormals = p12.shaderDenormPreserveFloat64;
   d->has_subgroup_arithmetic = (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                (p11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
 

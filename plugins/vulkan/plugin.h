@@ -45,6 +45,7 @@ struct ctl_plugin_device {
   bool has_memory_budget = false;     // VK_EXT_memory_budget
   bool has_push_descriptors = false;  // VK_KHR_push_descriptor (and not turned off)
   bool has_subgroup_arithmetic = false;
+  bool f64_denormals = false;  // shaderDenormPreserveFloat64: subnormal doubles survive arithmetic
   uint32_t subgroup_size = 1;
   // Limits every dispatch and allocation respects.
   uint64_t max_allocation = 0;      // maxMemoryAllocationSize

@@ -26,6 +26,7 @@ float ctl_gelu_tanh(float x) {
 }
 float ctl_tanh(float x) {
   float a = abs(x);
+  if (a == 0.0) return x;  // keeps the sign of zero
   if (a > 9.0) return x > 0.0 ? 1.0 : -1.0;
   if (a < 0.625) {
     // tanh near 0 without the cancellation of (e^2x - 1) / (e^2x + 1): its odd series.
@@ -49,12 +50,12 @@ float ctl_gelu_tanh_grad(float x) {
   if (z < -32.0) {
     float g = 2.0 * k * x * (1.0 + 3.0 * 0.044715 * x * x);
     float scaled = exp(a + 64.0);
-    if (scaled == 0.0) return x - x;
+    if (scaled == 0.0) return isinf(x) ? uintBitsToFloat(0x7fc00000u) : 0.0;
     return scaled * (1.0 + g) * 1.2664165549094175723e-14 * 1.2664165549094175723e-14;
   }
   float e = exp(a);
   float r = 1.0 / (1.0 + e);
   float s = z >= 0.0 ? r : e * r;
-  if (e == 0.0) return s + (x - x);
+  if (e == 0.0) return isinf(x) ? uintBitsToFloat(0x7fc00000u) : s;
   return s + 2.0 * k * x * (1.0 + 3.0 * 0.044715 * x * x) * (e * r * r);
 }

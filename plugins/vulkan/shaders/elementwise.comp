@@ -31,6 +31,12 @@ C_(TA) ctl_minimum(C_(TA) a, C_(TA) b) {
 #if !TA_WIDE
 #include "activation.glsl"
 #endif
+#if defined(MATH_F64) || TA_WIDE
+#define DOUBLE_MATH 1
+#include "math_f64.glsl"
+#else
+#define DOUBLE_MATH 0
+#endif
 #endif
 
 #if defined(KIND_UNARY)
@@ -46,7 +52,15 @@ C_(TA) apply(C_(TA) v) {
     case 6: return C_(TA)(M(1) / sqrt(M(v)));
     case 9: return isnan(v) ? v : (v > C_(TA)(0) ? v : C_(TA)(0));
     case 15: return C_(TA)(M(1) / M(v));
-#if !TA_WIDE
+#if DOUBLE_MATH
+    case 3: return C_(TA)(ctl_exp_d(double(v)));
+    case 4: return C_(TA)(ctl_log_d(double(v)));
+    case 7: return C_(TA)(ctl_tanh_d(double(v)));
+    case 8: return C_(TA)(ctl_x_sigmoid_d(1.0, double(v)));
+    case 10: return C_(TA)(ctl_gelu_d(double(v)));
+    case 11: return C_(TA)(ctl_gelu_tanh_d(double(v)));
+    case 12: return C_(TA)(ctl_x_sigmoid_d(double(v), double(v)));
+#else
     case 3: return exp(v);
     case 4: return log(v);
     case 7: return ctl_tanh(v);
@@ -54,6 +68,8 @@ C_(TA) apply(C_(TA) v) {
     case 10: return ctl_gelu(v);
     case 11: return ctl_gelu_tanh(v);
     case 12: return ctl_x_sigmoid(v, v);
+#endif
+#if !TA_WIDE
     case 13: return sin(v);
     case 14: return cos(v);
 #endif
@@ -108,7 +124,11 @@ C_(TA) apply(C_(TA) p, C_(TA) q) {
     case 35: return C_(TA)(M(p) / M(q));
     case 37: return ctl_maximum(p, q);
     case 38: return ctl_minimum(p, q);
-#if !TA_WIDE
+#if DOUBLE_MATH
+    case 36: return C_(TA)(ctl_pow_d(double(p), double(q)));
+    case 228: return C_(TA)(double(p) * ctl_gelu_grad_d(double(q)));
+    case 229: return C_(TA)(double(p) * ctl_gelu_tanh_grad_d(double(q)));
+#else
     case 36: return pow(p, q);
     case 228: return p * ctl_gelu_grad(q);
     case 229: return p * ctl_gelu_tanh_grad(q);

@@ -5,6 +5,16 @@
 // id). P[0..27] is the iteration over kept axes (views x, out), P[28..46] the one over
 // reduced axes (view x, offset 0).
 #include "common.glsl"
+#if TA_WIDE
+#include "math_f64.glsl"
+#define EXP_(v) ctl_exp_d(v)
+#define LOG_(v) ctl_log_d(v)
+#define NEG_INF_ (-ctl_inf_d())
+#else
+#define EXP_(v) exp(v)
+#define LOG_(v) log(v)
+#define NEG_INF_ uintBitsToFloat(0xff800000u)
+#endif
 
 layout(constant_id = 1) const int OP = 0;
 #define RED 28u
@@ -91,14 +101,14 @@ void main() {
       }
       barrier();
     }
-#if TA_FLOAT && !TA_WIDE && !defined(KIND_ARG)
+#if TA_FLOAT && !defined(KIND_ARG)
     if (OP == 70) {
       // logsumexp: the maximum is in s_value[0]; now the sum of exp(x - max).
-      C_(TA) m = count == 0u ? uintBitsToFloat(0xff800000u) : s_value[0];
+      C_(TA) m = count == 0u ? NEG_INF_ : s_value[0];
       barrier();
       C_(TA) sum = C_(TA)(0);
       if (!isinf(m) && !isnan(m)) {
-        for (uint r = lid; r < count; r += local_size) sum += exp(load(xbase, r) - m);
+        for (uint r = lid; r < count; r += local_size) sum += EXP_(load(xbase, r) - m);
       }
       s_value[lid] = sum;
       barrier();
@@ -106,7 +116,7 @@ void main() {
         if (lid < half_) s_value[lid] += s_value[lid + half_];
         barrier();
       }
-      if (lid == 0u) y[ybase] = ST(TA, (isinf(m) || isnan(m)) ? m : m + log(s_value[0]));
+      if (lid == 0u) y[ybase] = ST(TA, (isinf(m) || isnan(m)) ? m : m + LOG_(s_value[0]));
       barrier();
       continue;
     }

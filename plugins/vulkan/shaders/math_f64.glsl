@@ -1,0 +1,190 @@
+// math_f64.glsl — exp, log and pow in double from + - * / alone (GLSL has no double
+// transcendentals), for devices with shaderFloat64: f64 ops use them directly, f32/f16/bf16
+// ops in the ".d" variants compute through them and round once, which keeps those results
+// within an ulp or two where the driver's float exp may be several off.
+
+double ctl_inf_d() { return packDouble2x32(uvec2(0u, 0x7ff00000u)); }
+double ctl_nan_d() { return packDouble2x32(uvec2(0u, 0x7ff80000u)); }
+
+// 2^e for e in [-1022, 1023].
+double ctl_pow2_d(int e) { return packDouble2x32(uvec2(0u, uint(e + 1023) << 20)); }
+
+const double CTL_LN2_HI = 6.93147180369123816490e-01lf;  // ln 2 to 32 bits: k * hi is exact
+const double CTL_LN2_LO = 1.90821492927058770002e-10lf;
+
+// e^x as p 2^e with p in [0.7, 1.42] (x finite, in (-745.2, 709.8)).
+void ctl_exp_parts_d(double x, out double p, out int e) {
+  double k = floor(x * 1.4426950408889634lf + 0.5lf);
+  // precise: the two steps must not be folded into one product with a rounded ln 2.
+  precise double r = (x - k * CTL_LN2_HI) - k * CTL_LN2_LO;  // |r| <= 0.35
+  // Taylor to r^13 / 13!: the next term is below 2^-60 of the sum.
+  double q = 1.0lf / 6227020800.0lf;
+  q = q * r + 1.0lf / 479001600.0lf;
+  q = q * r + 1.0lf / 39916800.0lf;
+  q = q * r + 1.0lf / 3628800.0lf;
+  q = q * r + 1.0lf / 362880.0lf;
+  q = q * r + 1.0lf / 40320.0lf;
+  q = q * r + 1.0lf / 5040.0lf;
+  q = q * r + 1.0lf / 720.0lf;
+  q = q * r + 1.0lf / 120.0lf;
+  q = q * r + 1.0lf / 24.0lf;
+  q = q * r + 1.0lf / 6.0lf;
+  q = q * r + 0.5lf;
+  q = q * r + 1.0lf;
+  p = q * r + 1.0lf;
+  e = int(k);
+}
+
+// v 2^e with powers of two made from their bits (exact; drivers may lower ldexp through
+// float math), in two steps where 2^e alone would leave the normal range.
+double ctl_scale_d(double v, int e) {
+  if (e < -1000) return (v * ctl_pow2_d(e + 600)) * ctl_pow2_d(-600);
+  if (e > 1000) return (v * ctl_pow2_d(e - 100)) * ctl_pow2_d(100);
+  return v * ctl_pow2_d(e);
+}
+
+double ctl_exp_d(double x) {
+  if (isnan(x)) return x;
+  if (x > 709.782712893384lf) return ctl_inf_d();
+  if (x < -745.2lf) return 0.0lf;
+  double p;
+  int e;
+  ctl_exp_parts_d(x, p, e);
+  return ctl_scale_d(p, e);
+}
+
+// c e^x, scaled last, so a normal result is not lost to a subnormal e^x on the way.
+double ctl_mul_exp_d(double c, double x) {
+  if (isnan(x) || isinf(x) || isinf(c) || x > -700.0lf) return c * ctl_exp_d(x);
+  // Below e^-1100 only a huge c keeps a product: c's signed zero, from its bits (drivers
+  // may fold c * 0 to +0).
+  if (x < -1100.0lf) return packDouble2x32(uvec2(0u, unpackDouble2x32(c).y & 0x80000000u));
+  double p;
+  int e;
+  ctl_exp_parts_d(x, p, e);
+  return ctl_scale_d(c * p, e);
+}
+
+double ctl_log_d(double x) {
+  if (isnan(x) || x < 0.0lf) return ctl_nan_d();
+  if (x == 0.0lf) return -ctl_inf_d();
+  if (isinf(x)) return x;
+  int e;
+  double m = frexp(x, e);  // [0.5lf, 1)
+  if (m < 0.70710678118654752440lf) {
+    m *= 2.0lf;
+    e -= 1;
+  }
+  // log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716lf: its odd series to s^23.lf
+  double s = (m - 1.0lf) / (m + 1.0lf);
+  double s2 = s * s;
+  double t = 1.0lf / 23.0lf;
+  t = t * s2 + 1.0lf / 21.0lf;
+  t = t * s2 + 1.0lf / 19.0lf;
+  t = t * s2 + 1.0lf / 17.0lf;
+  t = t * s2 + 1.0lf / 15.0lf;
+  t = t * s2 + 1.0lf / 13.0lf;
+  t = t * s2 + 1.0lf / 11.0lf;
+  t = t * s2 + 1.0lf / 9.0lf;
+  t = t * s2 + 1.0lf / 7.0lf;
+  t = t * s2 + 1.0lf / 5.0lf;
+  t = t * s2 + 1.0lf / 3.0lf;
+  double series = 2.0lf * s + 2.0lf * s * s2 * t;
+  double de = double(e);
+  precise double result = de * CTL_LN2_HI + (series + de * CTL_LN2_LO);
+  return result;
+}
+
+// C's pow for the cases the reference meets: signs, zeros, infinities, integer exponents
+// of negative bases; the rest as exp(q log p).
+double ctl_pow_d(double p, double q) {
+  if (q == 0.0lf || p == 1.0lf) return 1.0lf;
+  if (isnan(p) || isnan(q)) return p + q;
+  bool q_int = floor(q) == q;
+  bool q_odd = q_int && abs(q) < 9007199254740992.0lf && fract(q * 0.5lf) != 0.0lf;
+  if (isinf(q)) {
+    double a = abs(p);
+    if (a == 1.0lf) return 1.0lf;
+    return (a > 1.0lf) == (q > 0.0lf) ? ctl_inf_d() : 0.0lf;
+  }
+  if (p == 0.0lf) {
+    bool negative_zero = (unpackDouble2x32(p).y >> 31) != 0u;
+    if (q < 0.0lf) return (q_odd && negative_zero) ? -ctl_inf_d() : ctl_inf_d();
+    return q_odd ? p : 0.0lf;
+  }
+  if (isinf(p)) {
+    if (p > 0.0lf) return q < 0.0lf ? 0.0lf : p;
+    if (q < 0.0lf) return q_odd ? -0.0lf : 0.0lf;
+    return q_odd ? p : -p;
+  }
+  if (p < 0.0lf) {
+    if (!q_int) return ctl_nan_d();
+    double r = ctl_exp_d(q * ctl_log_d(-p));
+    return q_odd ? -r : r;
+  }
+  return ctl_exp_d(q * ctl_log_d(p));
+}
+
+// erfc(x) with the Chebyshev fit of activation.glsl (relative error < 1.2e-7lf) in double, so
+// its exp(-x^2) does not underflow where erfc is still a normal float.
+double ctl_erfc_d(double x) {
+  double z = abs(x);
+  double t = 1.0lf / (1.0lf + 0.5lf * z);
+  double r = t * ctl_exp_d(-z * z - 1.26551223lf +
+                           t * (1.00002368lf +
+                                t * (0.37409196lf +
+                                     t * (0.09678418lf +
+                                          t * (-0.18628806lf +
+                                               t * (0.27886807lf +
+                                                    t * (-1.13520398lf +
+                                                         t * (1.48851587lf + t * (-0.82215223lf + t * 0.17087277lf)))))))));
+  return x >= 0.0lf ? r : 2.0lf - r;
+}
+
+// e^x - 1 for |x| < 1.25lf, from its Taylor series (no cancellation near 0): Horner over
+// x (1 + x/2 (1 + x/3 (...))) to x^22 / 22!.
+double ctl_expm1_small_d(double x) {
+  double p = 1.0lf;
+  for (int k = 22; k >= 2; --k) p = 1.0lf + p * x / double(k);
+  return x * p;
+}
+
+double ctl_tanh_d(double x) {
+  double a = abs(x);
+  double t;
+  if (a > 22.0lf) {
+    t = 1.0lf;
+  } else if (a < 0.625lf) {
+    double e = ctl_expm1_small_d(2.0lf * a);
+    t = e / (e + 2.0lf);
+  } else {
+    t = 1.0lf - 2.0lf / (ctl_exp_d(2.0lf * a) + 1.0lf);
+  }
+  if (a == 0.0lf) return x;  // keeps the sign of zero
+  return x < 0.0lf ? -t : t;
+}
+
+// x / (1 + exp(-y)) without overflow in exp(-y) where the result is still representable.
+double ctl_x_sigmoid_d(double x, double y) {
+  if (y < -700.0lf) return ctl_mul_exp_d(x, y);
+  return x / (1.0lf + ctl_exp_d(-y));
+}
+double ctl_gelu_d(double x) { return 0.5lf * x * ctl_erfc_d(x * -0.70710678118654752440lf); }
+double ctl_gelu_tanh_d(double x) {
+  return ctl_x_sigmoid_d(x, 2.0lf * 0.79788456080286535587989211986876lf * (x + 0.044715lf * x * x * x));
+}
+double ctl_gelu_grad_d(double x) {
+  double cdf = 0.5lf * ctl_erfc_d(x * -0.70710678118654752440lf);
+  double pdf = ctl_exp_d(-0.5lf * x * x) * 0.39894228040143267793994605993438lf;
+  return cdf + x * pdf;
+}
+double ctl_gelu_tanh_grad_d(double x) {
+  double k = 0.79788456080286535587989211986876lf;
+  double z = k * (x + 0.044715lf * x * x * x);
+  double a = -2.0lf * abs(z);
+  double e = ctl_exp_d(a);
+  double r = 1.0lf / (1.0lf + e);
+  double s = z >= 0.0lf ? r : e * r;
+  if (e == 0.0lf) return isinf(x) ? ctl_nan_d() : s;  // x^3 overflowed: inf - inf in the reference
+  return s + 2.0lf * k * x * (1.0lf + 3.0lf * 0.044715lf * x * x) * (e * r * r);
+}
