@@ -279,6 +279,8 @@ std::vector<float> small_integers(size_t n, int seed) {
 TEST(CpuDevices, TwoDevicesComputeConcurrentlyFromTwoThreads) {
   ScopedEnv topology("HWLOC_SYNTHETIC", nullptr);
   ScopedEnv devices_env("CATALYST_CPU_DEVICES", "2");
+  // Two threads a device, so that each device's pool has a worker on any machine.
+  ScopedEnv threads_env("CATALYST_CPU_THREADS", "2");
   Runtime runtime = cpu_runtime();
   const std::vector<CpuDevice> devices = cpu_devices(runtime.get());
   ASSERT_EQ(devices.size(), 2u);
@@ -294,7 +296,7 @@ TEST(CpuDevices, TwoDevicesComputeConcurrentlyFromTwoThreads) {
         want[i * N + j] = static_cast<float>(sum);
       }
     }
-    for (int round = 0; round < 30; ++round) {
+    for (int round = 0; round < 300; ++round) {
       ctl_tensor *ta = nullptr, *tb = nullptr, *tc = nullptr;
       const int64_t sa[] = {M, K}, sb[] = {K, N};
       Status s1(ctl_tensor_from_host(devices[k].device, CTL_DTYPE_F32, 2, sa, a.data(), a.size() * 4, &ta));
