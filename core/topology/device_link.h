@@ -15,7 +15,7 @@
 // packages; unknown locality when either side's is unknown.
 //
 // Default bandwidths (bytes per second, decimal GB; conservative figures of a current
-// server, meant to order links, not to predict times; docs/topology.md gives the sources):
+// server, meant to order links, not to predict times; docs/topology.md explains them):
 //                    host memory   peer copy
 //   same NUMA node        20            12
 //   same package          15            12
