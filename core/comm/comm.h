@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "backend.h"
 #include "catalyst_comm.h"
@@ -24,8 +25,9 @@ struct ctl_comm {
   std::unique_ptr<catalyst::comm::Backend> backend;
   uint32_t default_timeout_ms = CTL_COMM_DEFAULT_TIMEOUT_MS;
   std::mutex broken_mutex;
-  std::string broken;     // the first failure, quoted by every later call
-  uint64_t sequence = 0;  // collectives run so far; touched only on the stream's thread
+  std::string broken;               // the first failure, quoted by every later call
+  uint64_t sequence = 0;            // collectives run so far; touched only on the stream's thread
+  std::vector<uint8_t> staging[2];  // host copies of a call's tensors; the stream's thread only
   // Declared last so it is destroyed first: it finishes the queued calls, which use the rest.
   std::unique_ptr<catalyst::comm::CommStream> stream;
 

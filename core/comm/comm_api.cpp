@@ -119,9 +119,18 @@ ctl_status* stage_in(ctl_tensor* tensor, std::vector<uint8_t>* host) {
   return ctl_tensor_to_host(tensor, host->data(), host->size());
 }
 
-// Writes `host` (contiguous) into `tensor` on its device, whatever its strides.
+// Writes `host` (contiguous) into `tensor` on its device, whatever its strides. A contiguous
+// tensor is written in place through its plugin (no temporary tensor, no copy op: at hundreds
+// of MiB those cost more than the communication).
 ctl_status* stage_out(ctl_tensor* tensor, const std::vector<uint8_t>& host) {
   if (host.empty()) return nullptr;
+  if (tensor->layout.is_contiguous()) {
+    ctl_device* device = tensor->device();
+    std::lock_guard lock(device->stream_mutex);
+    CTL_RETURN_IF_ERROR(device->api().buffer_write(device->stream, tensor->storage->buffer, tensor->view.byte_offset,
+                                                   host.data(), host.size()));
+    return device->api().stream_synchronize(device->stream);  // `host` must outlive the write
+  }
   ctl_tensor_info info{};
   info.struct_size = CTL_TENSOR_INFO_STRUCT_SIZE;
   CTL_RETURN_IF_ERROR(ctl_tensor_get_info(tensor, &info));
@@ -159,7 +168,10 @@ ctl_status* submit(ctl_comm* comm, ctl_comm_call call, ctl_tensor* in, ctl_tenso
                                   "the communicator failed earlier and takes no more calls: " + comm->broken);
       }
     }
-    std::vector<uint8_t> a, b;
+    // The stream's own staging buffers, kept between calls: fresh ones of hundreds of MiB
+    // would fault in every page on every call.
+    std::vector<uint8_t>& a = comm->staging[0];
+    std::vector<uint8_t>& b = comm->staging[1];
     ctl_tensor* in_tensor = held_in->tensor;
     ctl_tensor* out_tensor = held_out->tensor;
     switch (call.kind) {
