@@ -34,5 +34,8 @@ ctl_status* run_matmul(const OpContext& ctx);
 ctl_status* run_softmax(const OpContext& ctx);
 ctl_status* run_layer_norm(const OpContext& ctx);
 ctl_status* run_rms_norm(const OpContext& ctx);
+ctl_status* run_softmax_backward(const OpContext& ctx);
+ctl_status* run_layer_norm_backward(const OpContext& ctx);
+ctl_status* run_rms_norm_backward(const OpContext& ctx);
 
 }  // namespace catalyst::vulkan

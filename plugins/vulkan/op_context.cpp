@@ -47,6 +47,52 @@ Iteration make_iteration(const DeviceView* const* views, size_t count) {
   return it;
 }
 
+Iteration make_rows(uint32_t rank, const int64_t* shape, uint32_t skip, std::initializer_list<const int64_t*> strides) {
+  Iteration it;
+  const size_t views = strides.size();
+  const int64_t* const* s = strides.begin();
+  int64_t merged_shape[CTL_MAX_RANK];
+  int64_t merged[6][CTL_MAX_RANK];
+  uint32_t r = 0;
+  it.numel = 1;
+  for (uint32_t axis = rank; axis-- > 0;) {
+    if (axis == skip) continue;
+    const int64_t size = shape[axis];
+    it.numel *= size;
+    if (size == 1) continue;
+    bool merge = r > 0;
+    for (size_t v = 0; merge && v < views; ++v) {
+      const int64_t stride = s[v] ? s[v][axis] : 0;
+      merge = stride == merged[v][r - 1] * merged_shape[r - 1];
+    }
+    if (merge) {
+      merged_shape[r - 1] *= size;
+      continue;
+    }
+    merged_shape[r] = size;
+    for (size_t v = 0; v < views; ++v) merged[v][r] = s[v] ? s[v][axis] : 0;
+    ++r;
+  }
+  it.rank = r;
+  for (uint32_t i = 0; i < CTL_MAX_RANK; ++i) {
+    it.shape[i] = i < r ? static_cast<uint32_t>(merged_shape[i]) : 1;
+    for (size_t v = 0; v < views; ++v) it.strides[v][i] = i < r ? static_cast<uint32_t>(merged[v][i]) : 0;
+  }
+  return it;
+}
+
+void Params::add_iteration(const Iteration& it, std::initializer_list<uint32_t> offsets) {
+  add(static_cast<uint32_t>(it.numel));
+  add(it.rank);
+  for (uint32_t i = 0; i < CTL_MAX_RANK; ++i) add(it.shape[i]);
+  size_t v = 0;
+  for (uint32_t offset : offsets) {
+    add(offset);
+    for (uint32_t i = 0; i < CTL_MAX_RANK; ++i) add(it.strides[v][i]);
+    ++v;
+  }
+}
+
 void Params::add_iteration(const Iteration& it, const DeviceView* const* views, size_t count) {
   add(static_cast<uint32_t>(it.numel));
   add(it.rank);

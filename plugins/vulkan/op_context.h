@@ -66,10 +66,14 @@ struct DeviceView {
 struct Iteration {
   uint32_t rank = 0;
   uint32_t shape[CTL_MAX_RANK] = {};
-  uint32_t strides[4][CTL_MAX_RANK] = {};
+  uint32_t strides[6][CTL_MAX_RANK] = {};
   int64_t numel = 1;
 };
 Iteration make_iteration(const DeviceView* const* views, size_t count);
+// The rows of a normalisation: every axis of `shape` but `skip` (rank for none), merged like
+// make_iteration; `strides` are each view's strides over all `rank` axes, NULL for an absent
+// view (zeros). numel is the number of rows.
+Iteration make_rows(uint32_t rank, const int64_t* shape, uint32_t skip, std::initializer_list<const int64_t*> strides);
 
 // Dispatch parameters, as 32-bit words.
 struct Params {
@@ -92,6 +96,8 @@ struct Params {
   }
   // n, rank, shape[8], then offset and strides[8] of each of `views` (count of them).
   void add_iteration(const Iteration& it, const DeviceView* const* views, size_t count);
+  // The same with the views' element offsets given directly.
+  void add_iteration(const Iteration& it, std::initializer_list<uint32_t> offsets);
 };
 
 // One storage buffer of a dispatch.
