@@ -31,6 +31,8 @@ PACKAGES=(
   # core/topology: hwloc reads the host's packages, NUMA nodes and PCI devices; the hwloc
   # package brings lstopo, which checks topology override files (docs/topology.md).
   libhwloc-dev hwloc
+  # plugins/mpi: the MPI communication plugin, built on Open MPI; its tests run under mpirun.
+  libopenmpi-dev openmpi-bin
 )
 
 # bindings/rust: Debian's cargo (with its rustc 1.63) only when no cargo is on the PATH; a

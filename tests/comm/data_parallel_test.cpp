@@ -6,14 +6,17 @@
 // rank 0's parameters is part of what is checked. Also: a parameter with no gradient is an
 // error naming it.
 //
-//   data_parallel_test PLUGIN in-process N   N ranks as threads, each the CPU device of a
-//                                            runtime of its own
+//   data_parallel_test PLUGINS in-process N      N ranks as threads, each the CPU device of a
+//                                                runtime of its own
+//   data_parallel_test PLUGINS in-process LIST   a rank per device name of LIST (cpu:0,opencl:0)
+// PLUGINS is one plugin file or several joined by ':'; one process trains on cpu:0.
 //   data_parallel_test PLUGIN mpi            one rank per process, under mpirun
 // Exits 0 when every check held (on this process's ranks).
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,7 +39,8 @@ std::atomic<int> failures{0};
 
 catalyst::Runtime make_runtime(const std::string& plugin) {
   catalyst::RuntimeOptions o;
-  o.plugin_paths = {plugin};
+  std::stringstream paths(plugin);
+  for (std::string path; std::getline(paths, path, ':');) o.plugin_paths.push_back(path);
   o.disable_discovery = true;
   return catalyst::Runtime(o);
 }
@@ -178,12 +182,20 @@ int main(int argc, char** argv) {
       for (const auto& [label, options] : bucket_configs()) rank_training(rt, device, comm, reference, options, label);
       if (comm.rank() == 0) missing_gradient(rt, device, comm);
     } else {
-      const int n = argc > 3 ? std::atoi(argv[3]) : 2;
+      const std::string ranks = argc > 3 ? argv[3] : "2";
+      std::vector<std::string> names;
+      if (ranks.find(':') == std::string::npos) {
+        names.assign(size_t(std::atoi(ranks.c_str())), "cpu:0");
+      } else {
+        std::stringstream list(ranks);
+        for (std::string name; std::getline(list, name, ',');) names.push_back(name);
+      }
+      const int n = int(names.size());
       std::vector<catalyst::Runtime> runtimes;
       std::vector<catalyst::Device> devices;
       for (int r = 0; r < n; ++r) {
         runtimes.push_back(make_runtime(plugin));
-        devices.push_back(runtimes.back().device("cpu:0"));
+        devices.push_back(runtimes.back().device(names[size_t(r)]));
       }
       for (const auto& [label, options] : bucket_configs()) {
         auto comms = dist::Communicator::in_process(runtimes[0], devices, 60000);

@@ -284,3 +284,27 @@ TEST(InProcessComm, BadArgumentsAreRefusedAndQueueNothing) {
 }
 
 }  // namespace
+
+namespace {
+
+// Communication plugins by name or path: a missing one and a file that is no communication
+// plugin are NOT_FOUND with the reason, and nothing is made.
+TEST(CommPlugins, AMissingOrForeignPluginIsNotFoundWithTheReason) {
+  Group g(1);
+  ctl_runtime* rt = g.runtimes[0].get();
+  ctl_comm* comm = nullptr;
+  auto message = [&](const char* name) {
+    Status s(ctl_comm_create_from_plugin(rt, name, nullptr, &comm));
+    EXPECT_EQ(ctl_status_get_code(s.get()), CTL_STATUS_NOT_FOUND) << name;
+    return describe(s.get());
+  };
+  EXPECT_NE(message("nosuch").find("no libcatalyst-comm-nosuch.so in CATALYST_PLUGINS or in the directories searched"),
+            std::string::npos);
+  EXPECT_NE(message("/nonexistent/libcatalyst-comm-x.so").find("does not exist"), std::string::npos);
+  EXPECT_NE(message(CTL_TEST_NO_ENTRY_PLUGIN).find("missing entry symbol ctl_comm_plugin_query"), std::string::npos);
+  EXPECT_EQ(comm, nullptr);
+  Status s(ctl_comm_create_from_plugin(rt, "", nullptr, &comm));
+  EXPECT_EQ(ctl_status_get_code(s.get()), CTL_STATUS_INVALID_ARGUMENT);
+}
+
+}  // namespace
