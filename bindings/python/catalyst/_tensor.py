@@ -116,7 +116,8 @@ def _repr(self):
     if self.released:
         return "catalyst.Tensor(<released>)"
     grad = ", requires_grad=True" if self.requires_grad else ""
-    return (f"catalyst.tensor({np.array2string(self.numpy(), separator=', ')}, dtype={self.dtype.name}, "
+    values = np.array2string(self.numpy(), separator=", ", prefix="catalyst.tensor(")
+    return (f"catalyst.tensor({values}, dtype={self.dtype.name}, "
             f"device='{self.device.name}'{grad})")
 
 
