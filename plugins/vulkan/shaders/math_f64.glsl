@@ -188,3 +188,23 @@ double ctl_gelu_tanh_grad_d(double x) {
   if (e == 0.0lf) return isinf(x) ? ctl_nan_d() : s;  // x^3 overflowed: inf - inf in the reference
   return s + 2.0lf * k * x * (1.0lf + 3.0lf * 0.044715lf * x * x) * (e * r * r);
 }
+
+// sin and cos in double for |x| below about 1e5 (Cody-Waite reduction by pi/2 in three
+// parts, then Taylor series on |r| <= pi/4); `sine` picks the function.
+double ctl_sincos_d(double x, bool sine) {
+  double k = floor(x * 0.63661977236758134308lf + 0.5lf);
+  precise double r = ((x - k * 1.57079632673412561417lf) - k * 6.07710050650619224932e-11lf) -
+                     k * 2.02226624879595063154e-21lf;
+  int q = int(k) & 3;
+  if (!sine) q = (q + 1) & 3;  // cos x = sin(x + pi/2)
+  double r2 = r * r;
+  double s = 1.0lf;
+  for (int n = 21; n >= 3; n -= 2) s = 1.0lf - s * r2 / double(n * (n - 1));
+  s *= r;
+  double c = 1.0lf;
+  for (int n = 22; n >= 2; n -= 2) c = 1.0lf - c * r2 / double(n * (n - 1));
+  if (q == 0) return s;
+  if (q == 1) return c;
+  if (q == 2) return -s;
+  return -c;
+}
