@@ -69,7 +69,10 @@ C_(TA) apply(C_(TA) v) {
     case 11: return ctl_gelu_tanh(v);
     case 12: return ctl_x_sigmoid(v, v);
 #endif
-#if !TA_WIDE
+#if DOUBLE_MATH && !TA_WIDE
+    case 13: return C_(TA)(ctl_sincos_f(float(v), true));
+    case 14: return C_(TA)(ctl_sincos_f(float(v), false));
+#elif !TA_WIDE
     case 13: return sin(v);
     case 14: return cos(v);
 #endif

@@ -189,22 +189,85 @@ double ctl_gelu_tanh_grad_d(double x) {
   return s + 2.0lf * k * x * (1.0lf + 3.0lf * 0.044715lf * x * x) * (e * r * r);
 }
 
-// sin and cos in double for |x| below about 1e5 (Cody-Waite reduction by pi/2 in three
-// parts, then Taylor series on |r| <= pi/4); `sine` picks the function.
-double ctl_sincos_d(double x, bool sine) {
-  double k = floor(x * 0.63661977236758134308lf + 0.5lf);
-  precise double r = ((x - k * 1.57079632673412561417lf) - k * 6.07710050650619224932e-11lf) -
-                     k * 2.02226624879595063154e-21lf;
-  int q = int(k) & 3;
-  if (!sine) q = (q + 1) & 3;  // cos x = sin(x + pi/2)
+// sin or cos of a float argument, correctly reduced over the whole float range: below 2^19
+// by Cody-Waite in double (k * the first part of pi/2 is exact), above by Payne-Hanek with
+// the bits of 2/pi below (fdlibm's table), as integers.
+const uint CTL_TWO_OVER_PI[12] = uint[](0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u,
+                                        0xFE5163ABu, 0xDEBBC561u, 0xB7246E3Au, 0x424DD2E0u, 0x06492EEAu, 0x09D1921Cu);
+
+// Bits p .. p + 31 of 2/pi, bit 1 being the first after the binary point (bits at
+// positions <= 0 are zero).
+uint ctl_two_over_pi_bits(int p) {
+  if (p >= 1) {
+    int i = p - 1;
+    int w = i >> 5, o = i & 31;
+    uint hi = CTL_TWO_OVER_PI[w];
+    if (o == 0) return hi;
+    return (hi << uint(o)) | (CTL_TWO_OVER_PI[w + 1] >> uint(32 - o));
+  }
+  int z = 1 - p;
+  return z >= 32 ? 0u : CTL_TWO_OVER_PI[0] >> uint(z);
+}
+
+// sin(r + q pi/2) for |r| <= pi/4 (about), Taylor series in double.
+double ctl_sin_quadrant_d(double r, int q) {
   double r2 = r * r;
   double s = 1.0lf;
   for (int n = 21; n >= 3; n -= 2) s = 1.0lf - s * r2 / double(n * (n - 1));
   s *= r;
   double c = 1.0lf;
   for (int n = 22; n >= 2; n -= 2) c = 1.0lf - c * r2 / double(n * (n - 1));
+  q &= 3;
   if (q == 0) return s;
   if (q == 1) return c;
   if (q == 2) return -s;
   return -c;
+}
+
+float ctl_sincos_f(float x, bool sine) {
+  if (isnan(x) || isinf(x)) return uintBitsToFloat(0x7fc00000u);
+  uint bits = floatBitsToUint(x);
+  bool negative = (bits >> 31) != 0u;
+  uint a = bits & 0x7fffffffu;
+  double r;
+  int q;
+  if (a < 0x49000000u) {  // |x| < 2^19
+    double d = double(uintBitsToFloat(a));
+    double k = floor(d * 0.63661977236758134308lf + 0.5lf);
+    precise double reduced = ((d - k * 1.57079632673412561417lf) - k * 6.07710050650619224932e-11lf) -
+                             k * 2.02226624879595063154e-21lf;
+    r = reduced;
+    q = int(k);
+  } else {
+    // |x| = m 2^E with m a 24-bit integer. x (2/pi) mod 4 needs the bits of 2/pi from
+    // E - 1 on: m times those 96 bits, P, is x (2/pi) 2^94 modulo multiples of 4 2^94.
+    int e = int(a >> 23) - 150;
+    uint m = (a & 0x7fffffu) | 0x800000u;
+    int s = e - 1;
+    uint w0 = ctl_two_over_pi_bits(s), w1 = ctl_two_over_pi_bits(s + 32), w2 = ctl_two_over_pi_bits(s + 64);
+    uint64_t t0 = uint64_t(m) * uint64_t(w2);
+    uint64_t t1 = uint64_t(m) * uint64_t(w1) + (t0 >> 32);
+    uint64_t t2 = uint64_t(m) * uint64_t(w0) + (t1 >> 32);
+    q = int(uint(t2 >> 30) & 3u);
+    double f = double(uint(t2 & 0x3fffffffu)) * 9.3132257461547851562e-10lf +  // 2^-30
+               double(uint(t1 & 0xffffffffu)) * 2.1684043449710088680e-19lf +  // 2^-62
+               double(uint(t0 & 0xffffffffu)) * 5.0487097934144755546e-29lf;   // 2^-94
+    if (f > 0.5lf) {
+      f -= 1.0lf;
+      q += 1;
+    }
+    r = f * 1.5707963267948966192lf;
+  }
+  if (!sine) q += 1;  // cos x = sin(x + pi/2)
+  double v = ctl_sin_quadrant_d(r, q);
+  if (sine && negative) v = -v;
+  return float(v);
+}
+
+// cos x in double for |x| below 2^20 (Cody-Waite reduction), as Box-Muller needs on [0, 2 pi).
+double ctl_cos_d(double x) {
+  double k = floor(x * 0.63661977236758134308lf + 0.5lf);
+  precise double r = ((x - k * 1.57079632673412561417lf) - k * 6.07710050650619224932e-11lf) -
+                     k * 2.02226624879595063154e-21lf;
+  return ctl_sin_quadrant_d(r, int(k) + 1);
 }

@@ -42,7 +42,7 @@ void main() {
     if (OP == 168) {
       double u1 = 1.0lf - ctl_unit(r.x, r.y);  // (0, 1]: the log is finite
       double u2 = ctl_unit(r.z, r.w);
-      v = a + b * sqrt(-2.0lf * ctl_log_d(u1)) * ctl_sincos_d(6.283185307179586476925286766559lf * u2, false);
+      v = a + b * sqrt(-2.0lf * ctl_log_d(u1)) * ctl_cos_d(6.283185307179586476925286766559lf * u2);
     } else {
       v = a + ctl_unit(r.x, r.y) * (b - a);
     }
