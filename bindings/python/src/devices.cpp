@@ -88,7 +88,8 @@ void register_devices(py::module_& m) {
              }
              check(status);
            })
-      .def("__eq__", [](const Device& a, const Device& b) { return a.handle == b.handle; })
+      .def(
+          "__eq__", [](const Device& a, const Device& b) { return a.handle == b.handle; }, py::is_operator())
       .def("__hash__", [](const Device& d) { return std::hash<const void*>()(d.handle); })
       .def("__repr__", [](const Device& d) { return "catalyst.device('" + label_of(d) + "')"; });
 

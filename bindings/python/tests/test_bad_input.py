@@ -38,6 +38,8 @@ def leaf():
 CASES = [
     ("released tensor in an op", lambda: released() + a(), catalyst.InvalidArgumentError,
      "add: argument 'inputs[0]' is NULL"),
+    ("released tensor exported through DLPack", lambda: released().__dlpack__(), catalyst.InvalidArgumentError,
+     "argument 'tensor' is NULL"),
     ("released tensor read to host", lambda: released().numpy(), catalyst.InvalidArgumentError,
      "argument 'tensor' is NULL"),
     ("binary op on two dtypes", lambda: a() + catalyst.tensor([1]), catalyst.InvalidArgumentError,

@@ -10,6 +10,7 @@ def test_devices_and_names(cpu):
     assert cpu.name in names
     assert catalyst.device(cpu.name) == cpu
     assert cpu.kind == "cpu" and "f32" in cpu.dtypes
+    assert cpu != "cpu:0"  # another type compares unequal instead of raising
 
 
 def test_tensor_from_lists_and_arrays_keeps_values_and_dtypes(cpu):
