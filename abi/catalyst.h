@@ -792,6 +792,126 @@ typedef enum ctl_topology_format {
 CTL_EXPORT ctl_status* ctl_runtime_topology_describe(const ctl_runtime* runtime, ctl_topology_format format,
                                                      char* buffer, size_t capacity, size_t* out_length);
 
+/* ---- Placement and device-to-device movement (since 1.4) ----------------------------------
+ *
+ * By default every op runs on the device of its inputs; inputs on two devices and an op the
+ * device cannot run are errors. A placement policy on the runtime can allow two things,
+ * each counted so that nothing happens silently:
+ *  - cross-device inputs: an op whose inputs live on several devices runs on one of them
+ *    (the first input's device, or the output's for ctl_op_run_into; with
+ *    CTL_PLACEMENT_AUTOMATIC, the policy device that ranks best for the op, as
+ *    `catalyst topology` explains), the other inputs moved there first;
+ *  - fallback: an op the device answers UNSUPPORTED for (the op, a dtype or a layout) runs
+ *    on the best policy device that runs it; inputs are moved there and results moved back,
+ *    so the caller sees them on the device it expected. Autograd records the moves and the
+ *    op where it ran, so its backward pass runs there too and gradients come back.
+ * Placement does not nest: an op that fails on the device placement chose is an error. A
+ * call that fails for any other reason (a bad argument) gets its error, unchanged.
+ * Moves between two devices of one plugin use the plugin's buffer_copy_peer, ordered by
+ * events: the copy waits only for the work that writes the source, and the caller does not
+ * wait at all. Moves between plugins go through host memory and return when the data has
+ * arrived. */
+
+typedef enum ctl_placement_mode {
+  CTL_PLACEMENT_EXPLICIT = 0, /* ops run where their inputs (or outputs) are */
+  CTL_PLACEMENT_AUTOMATIC = 1 /* cross-device ops and fallbacks pick the best-ranked device */
+} ctl_placement_mode;
+
+typedef struct ctl_placement_policy {
+  size_t struct_size; /* CTL_PLACEMENT_POLICY_STRUCT_SIZE */
+  const void* next;
+  /* The devices ops may be moved to, most preferred first; NULL with device_count 0 means
+   * every device of the runtime, in ctl_runtime_device order. Borrowed during the call. */
+  ctl_device* const* devices;
+  size_t device_count;
+  ctl_placement_mode mode;
+  bool allow_cross_device_inputs; /* move inputs that live elsewhere to the op's device */
+  bool allow_fallback;            /* run unsupported ops on another policy device */
+} ctl_placement_policy;
+#define CTL_PLACEMENT_POLICY_STRUCT_SIZE (offsetof(ctl_placement_policy, allow_fallback) + sizeof(bool))
+
+/* Replaces the runtime's policy; NULL restores the default (explicit, nothing allowed).
+ * Takes effect for ops that start after it returns. Devices must belong to `runtime`. */
+CTL_EXPORT ctl_status* ctl_runtime_set_placement_policy(ctl_runtime* runtime, const ctl_placement_policy* policy);
+
+/* Like ctl_tensor_to_device (a new contiguous tensor on `device`; *out_tensor: new
+ * reference) but recorded by autograd: gradients that reach the result flow back to
+ * `tensor` on its own device. Moving a tensor that requires gradients across devices in a
+ * model (a pipeline split) is this call. The source is not waited for: on one plugin the
+ * copy is ordered behind the work that writes it. */
+CTL_EXPORT ctl_status* ctl_tensor_transfer(ctl_tensor* tensor, ctl_device* device, ctl_tensor** out_tensor);
+
+typedef enum ctl_placement_event_kind {
+  CTL_PLACEMENT_MOVE = 0,    /* bytes copied from one device to another */
+  CTL_PLACEMENT_FALLBACK = 1 /* an op ran on another device than the one asked */
+} ctl_placement_event_kind;
+
+/* One line of the placement report: how often `kind` happened for `op` from `from` to `to`.
+ * Moves made by ctl_tensor_to_device and ctl_tensor_transfer count under CTL_OP_COPY;
+ * moves made for an op (cross-device inputs, fallback) under that op. */
+typedef struct ctl_placement_record {
+  size_t struct_size; /* CTL_PLACEMENT_RECORD_STRUCT_SIZE */
+  ctl_placement_event_kind kind;
+  ctl_op_id op;
+  ctl_device* from; /* borrowed; for a fallback, the device the op was asked to run on */
+  ctl_device* to;   /* where the bytes went, or where the op ran instead */
+  uint64_t count;
+  uint64_t bytes; /* moves: bytes copied; fallbacks: 0 */
+} ctl_placement_record;
+#define CTL_PLACEMENT_RECORD_STRUCT_SIZE (offsetof(ctl_placement_record, bytes) + sizeof(uint64_t))
+
+/* Copies up to `capacity` records, in a stable order, into `records` (each with struct_size
+ * set by the caller; records may be NULL when capacity is 0) and sets *out_count to the
+ * number the runtime has. With reset, the counters start again from zero after the copy. */
+CTL_EXPORT ctl_status* ctl_runtime_placement_report(ctl_runtime* runtime, ctl_placement_record* records,
+                                                    size_t capacity, size_t* out_count, bool reset);
+
+/* What a device has done since the runtime was created. */
+typedef struct ctl_device_usage {
+  size_t struct_size; /* CTL_DEVICE_USAGE_STRUCT_SIZE */
+  const void* next;
+  /* Host-observed busy time: nanoseconds spent submitting ops and waiting for them. For a
+   * synchronous plugin (CPU) it is the time the device computed; for an asynchronous one it
+   * is a lower bound that includes the waits. */
+  uint64_t busy_ns;
+  uint64_t ops; /* op calls run on the device */
+  uint64_t memory_in_use; /* bytes of tensor storage allocated on it and alive now */
+  uint64_t memory_peak;   /* the most memory_in_use has been */
+  uint64_t bytes_in;      /* moved onto it from other devices */
+  uint64_t bytes_out;     /* moved from it to other devices */
+} ctl_device_usage;
+#define CTL_DEVICE_USAGE_STRUCT_SIZE (offsetof(ctl_device_usage, bytes_out) + sizeof(uint64_t))
+
+CTL_EXPORT ctl_status* ctl_device_get_usage(const ctl_device* device, ctl_device_usage* out_usage);
+
+/* ---- Threads (since 1.4) ----
+ *
+ * What several threads may do at once, per handle. Nothing here takes a thread-local
+ * state: a call may be made from any thread, and each call's result is its own status.
+ *  - ctl_status: owned by the one caller that received it; it may be read and freed on any
+ *    thread, not by two threads at once.
+ *  - ctl_runtime: retain and release, the plugin and device queries (ctl_runtime_plugin_*,
+ *    ctl_runtime_device*, ctl_runtime_find_device, ctl_runtime_default_device) and
+ *    ctl_runtime_set_grad_enabled may be called from several threads at once. The grad
+ *    switch belongs to the runtime, not to a thread: it turns recording on or off for every
+ *    thread running ops on the runtime's devices, and ctl_tensor_backward turns recording
+ *    off for the whole runtime while it runs. Threads that record must therefore not share
+ *    a runtime with threads that run backward or switch the mode.
+ *  - ctl_device: ctl_device_get_info, ctl_device_synchronize, creating tensors on it and
+ *    running ops on it may happen on several threads at once; the core serialises what they
+ *    submit to the device (plugins must allow it: the conformance suite's threads case).
+ *  - ctl_tensor: retain, release and the getters (ctl_tensor_get_info, ctl_tensor_dtype,
+ *    ctl_tensor_device, ...) may be called from several threads at once (a tensor's dtype,
+ *    shape, strides and device never change). Several threads may read one tensor's
+ *    elements at once (as op inputs, ctl_tensor_to_host, ctl_tensor_to_device) while no
+ *    thread writes them; writes (ctl_op_run_into outputs, DLPack consumers writing the
+ *    memory) need the caller's own ordering, as with any shared buffer. Autograd is the
+ *    exception: one graph (the tensors that require gradients, every tensor a recorded op
+ *    or view made from them, and their gradients) is recorded, backpropagated, marked
+ *    (ctl_tensor_set_requires_grad), queried (ctl_tensor_requires_grad, ctl_tensor_grad)
+ *    and cleared (ctl_tensor_zero_grad) by one thread at a time, since recording takes no
+ *    locks and creates a tensor's autograd state when first needed. */
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

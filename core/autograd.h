@@ -17,7 +17,8 @@
 namespace catalyst {
 
 // How a view node undoes itself.
-enum class ViewKind { kReshape, kPermute, kSlice, kExpand };
+// kMove is a device-to-device move (ctl_tensor_transfer): its gradient moves back.
+enum class ViewKind { kReshape, kPermute, kSlice, kExpand, kMove };
 
 struct Node {
   bool is_view = false;

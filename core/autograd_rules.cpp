@@ -9,6 +9,7 @@
 
 #include "autograd.h"
 #include "dispatch.h"
+#include "placement/transfer.h"
 #include "status.h"
 #include "tensor.h"
 
@@ -619,6 +620,12 @@ std::vector<T> view_rule(const Node& n, ctl_tensor* g) {
     case ViewKind::kExpand:
       out[0] = reduce_to(g, shape);
       break;
+    case ViewKind::kMove: {  // the gradient goes back to the device the tensor came from
+      ctl_tensor* back = nullptr;
+      if (ctl_status* status = move_tensor(g, x->device(), CTL_OP_COPY, &back)) throw StatusError{status};
+      out[0] = T(back);
+      break;
+    }
   }
   return out;
 }

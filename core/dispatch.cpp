@@ -3,12 +3,14 @@
 #include "dispatch.h"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "autograd.h"
 #include "c_guard.h"
 #include "elementwise_fast_path.h"
 #include "op_schema.h"
+#include "placement/placed_dispatch.h"
 #include "status.h"
 #include "tensor.h"
 
@@ -37,8 +39,11 @@ ctl_status* execute_call(ctl_device* device, const ctl_op_call& call) {
   ctl_status* status;
   {
     std::lock_guard lock(device->stream_mutex);
+    const auto begin = std::chrono::steady_clock::now();
     status = device->api().op_execute(device->stream, &call);
+    count_busy(device, begin);
   }
+  device->usage.ops.fetch_add(1, std::memory_order_relaxed);
   return status ? annotate(status, std::string(op_name(call.op)) + " on " + device->label) : nullptr;
 }
 
@@ -128,8 +133,11 @@ ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* 
 
 }  // namespace
 
-ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs, size_t output_count,
-                   ctl_tensor** out_tensors) {
+namespace {
+
+// run_op as the caller asked it: on the inputs' device, or an error.
+ctl_status* run_op_as_asked(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                            size_t output_count, ctl_tensor** out_tensors) {
   ctl_status* fast_status = nullptr;
   if (try_elementwise_allocating(op, input_count, inputs, output_count, out_tensors, &fast_status)) return fast_status;
   CTL_CHECK_ARG(out_tensors || output_count == 0, "argument 'out_tensors' is NULL");
@@ -167,14 +175,36 @@ ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
   return nullptr;
 }
 
-ctl_status* run_op_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
-                        size_t output_count, ctl_tensor* const* outputs) {
+ctl_status* run_op_into_as_asked(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                                 size_t output_count, ctl_tensor* const* outputs) {
   ctl_status* fast_status = nullptr;
   if (try_elementwise_into(op, input_count, inputs, output_count, outputs, &fast_status)) return fast_status;
   PreparedOp prepared;
   CTL_RETURN_IF_ERROR(prepare_op(op, input_count, inputs, attrs, output_count, outputs, false, &prepared));
   CTL_RETURN_IF_ERROR(check_outputs(prepared, output_count, outputs));
   return submit(prepared, output_count, outputs);
+}
+
+}  // namespace
+
+// A call that failed as asked goes to placement (placement/placed_dispatch.h), which either
+// resolves it under the runtime's policy or adds a hint to the error.
+ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs, size_t output_count,
+                   ctl_tensor** out_tensors) {
+  ctl_status* status = run_op_as_asked(op, input_count, inputs, attrs, output_count, out_tensors);
+  if (status) [[unlikely]] {
+    run_op_placed(op, input_count, inputs, attrs, output_count, out_tensors, &status);
+  }
+  return status;
+}
+
+ctl_status* run_op_into(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                        size_t output_count, ctl_tensor* const* outputs) {
+  ctl_status* status = run_op_into_as_asked(op, input_count, inputs, attrs, output_count, outputs);
+  if (status) [[unlikely]] {
+    run_op_into_placed(op, input_count, inputs, attrs, output_count, outputs, &status);
+  }
+  return status;
 }
 
 ctl_status* query_op_support(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,

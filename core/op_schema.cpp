@@ -343,7 +343,7 @@ class Preparer {
     } else if (out_->device != tensor->device()) {
       return make_status(CTL_STATUS_INVALID_ARGUMENT,
                          "%s: inputs[%zu] is on device %s but earlier inputs are on %s; move it with "
-                         "ctl_tensor_to_device",
+                         "ctl_tensor_to_device, or allow cross-device inputs in the runtime's placement policy",
                          info_.name, i, tensor->device()->label.c_str(), out_->device->label.c_str());
     }
     out_->input_present[i] = true;

@@ -1,6 +1,7 @@
 // runtime.cpp — creating a runtime (discovery, loading, device enumeration) and the C
 // functions that report plugins and devices.
 #include "runtime.h"
+
 #include "enum_value.h"
 
 #include <dlfcn.h>
@@ -33,7 +34,10 @@ ctl_status* check_device(const ctl_device* device, const char* argument) {
 
 ctl_status* synchronize(ctl_device* device) {
   std::lock_guard lock(device->stream_mutex);
-  return device->api().stream_synchronize(device->stream);
+  const auto begin = std::chrono::steady_clock::now();
+  ctl_status* status = device->api().stream_synchronize(device->stream);
+  count_busy(device, begin);
+  return status;
 }
 
 namespace {

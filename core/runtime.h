@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "catalyst_plugin.h"
 #include "log.h"
+#include "placement/placement_state.h"
 #include "plugin_loader.h"
 
 namespace catalyst {
@@ -29,6 +31,7 @@ struct ctl_device {
   bool host_visible = false;
   uint32_t dtype_mask = 0;
   std::string label;  // its name, "cpu:0" (device_name.h): what CATALYST_DEVICE and --device take
+  catalyst::DeviceUsage usage;  // ctl_device_get_usage (placement/placement_state.h)
 
   const ctl_plugin_api& api() const { return plugin->api; }
   // Properties with the core's defaults under whatever an older plugin did not fill.
@@ -42,6 +45,8 @@ struct ctl_runtime {
   std::vector<std::unique_ptr<catalyst::LoadedPlugin>> plugins;
   std::vector<std::unique_ptr<ctl_device>> devices;
   std::atomic<bool> grad_enabled{true};  // autograd records ops (ctl_runtime_set_grad_enabled)
+  // The placement policy and its report (placement/): cross-device inputs and fallback.
+  std::unique_ptr<catalyst::PlacementState> placement = std::make_unique<catalyst::PlacementState>();
   // Chosen once at creation (CATALYST_DEVICE or the rule in catalyst.h); when there is none,
   // default_device_error says why and ctl_runtime_default_device returns it.
   ctl_device* default_device = nullptr;
@@ -63,5 +68,12 @@ ctl_status* check_device(const ctl_device* device, const char* argument);
 
 // Synchronises the device's default stream.
 ctl_status* synchronize(ctl_device* device);
+
+// Adds the time since `begin` to the device's busy time (ctl_device_get_usage).
+inline void count_busy(ctl_device* device, std::chrono::steady_clock::time_point begin) {
+  const auto spent = std::chrono::steady_clock::now() - begin;
+  device->usage.busy_ns.fetch_add(static_cast<uint64_t>(std::chrono::nanoseconds(spent).count()),
+                                  std::memory_order_relaxed);
+}
 
 }  // namespace catalyst

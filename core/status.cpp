@@ -43,6 +43,15 @@ ctl_status* annotate(ctl_status* status, const std::string& context) {
   return status;
 }
 
+ctl_status* append_to_message(ctl_status* status, const std::string& text) {
+  if (!status || status == &g_out_of_memory) return status;
+  try {
+    status->message += text;
+  } catch (...) {
+  }
+  return status;
+}
+
 bool is_static_status(const ctl_status* status) {
   return status == &g_out_of_memory;
 }

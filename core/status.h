@@ -20,6 +20,8 @@ ctl_status* make_status_string(ctl_status_code code, std::string message);
 
 // Prefixes the message of `status` with `context` ("while copying to host: ...").
 ctl_status* annotate(ctl_status* status, const std::string& context);
+// Appends `text` to the message (a hint after the error itself). Returns `status`.
+ctl_status* append_to_message(ctl_status* status, const std::string& text);
 
 // True for the preallocated out-of-memory status, which is never freed.
 bool is_static_status(const ctl_status* status);

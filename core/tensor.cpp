@@ -5,6 +5,7 @@
 #include "autograd.h"
 #include "enum_value.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "c_guard.h"
 #include "catalyst/sdk/view.hpp"
 #include "dispatch.h"
+#include "placement/transfer.h"
 #include "status.h"
 
 namespace catalyst {
@@ -50,6 +52,7 @@ void Storage::release() {
   if (references.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   ctl_runtime* runtime = device->runtime;
   device->api().buffer_free(device->handle, buffer);
+  if (counts_usage) device->usage.remove_memory(size_bytes);
   if (on_release) on_release(on_release_context);
   delete this;
   ctl_runtime_release(runtime);
@@ -187,6 +190,8 @@ ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, 
   storage->device = device;
   storage->buffer = buffer;
   storage->size_bytes = bytes;
+  storage->counts_usage = true;
+  device->usage.add_memory(bytes);
   ctl_runtime_retain(device->runtime);
   *out_tensor = make_view(storage, layout);
   storage->release();  // the view holds the only reference
@@ -214,10 +219,13 @@ ctl_status* read_contiguous(const ctl_tensor* tensor, void* destination, uint64_
   ctl_device* device = tensor->device();
   const uint64_t offset = static_cast<uint64_t>(tensor->layout.offset) * ctl_dtype_size(tensor->layout.dtype);
   std::lock_guard lock(device->stream_mutex);
+  const auto begin = std::chrono::steady_clock::now();  // the host waits for the device here
   if (bytes > 0) {
     CTL_RETURN_IF_ERROR(device->api().buffer_read(device->stream, tensor->storage->buffer, offset, destination, bytes));
   }
-  return device->api().stream_synchronize(device->stream);
+  ctl_status* status = device->api().stream_synchronize(device->stream);
+  count_busy(device, begin);
+  return status;
 }
 
 // Zeroes a new contiguous tensor with the plugin's buffer_fill, or, where the plugin has
@@ -360,13 +368,11 @@ CTL_EXPORT ctl_status* ctl_tensor_to_device(const ctl_tensor* tensor, ctl_device
       *out_tensor = copy;
       return nullptr;
     }
-    // Across devices (and plugins) the bytes travel through host memory.
-    const Layout& layout = tensor->layout;
-    const uint64_t bytes = static_cast<uint64_t>(layout.numel()) * ctl_dtype_size(layout.dtype);
-    std::vector<unsigned char> staging(bytes);
-    CTL_RETURN_IF_ERROR(ctl_tensor_to_host(tensor, staging.data(), staging.size()));
-    return ctl_tensor_from_host(device, layout.dtype, layout.rank, layout.shape.data(), staging.data(), staging.size(),
-                                out_tensor);
+    CTL_CHECK_ARG(device->runtime == tensor->device()->runtime,
+                  "argument 'device' (%s) belongs to another runtime than the tensor (on %s)", device->label.c_str(),
+                  tensor->device()->label.c_str());
+    // A peer copy inside one plugin, else through host memory (placement/transfer.h).
+    return move_tensor(source, device, CTL_OP_COPY, out_tensor);
   });
 }
 

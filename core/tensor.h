@@ -24,6 +24,7 @@ struct Storage {
   // For imported (DLPack) memory: called once when the storage dies.
   void (*on_release)(void* context) = nullptr;
   void* on_release_context = nullptr;
+  bool counts_usage = false;  // allocated by allocate_tensor: counted in the device's memory_in_use
 
   void retain() { references.fetch_add(1, std::memory_order_relaxed); }
   void release();

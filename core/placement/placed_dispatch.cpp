@@ -1,0 +1,303 @@
+// placed_dispatch.cpp — cross-device inputs and fallback under the runtime's placement
+// policy (catalyst.h, "Placement"). Moves that autograd must see are recorded as moves, so
+// gradients travel back along them: an op that fell back to another device has its
+// backward pass run there too.
+#include "placement/placed_dispatch.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autograd.h"
+#include "dispatch.h"
+#include "placement/transfer.h"
+#include "runtime.h"
+#include "status.h"
+#include "tensor.h"
+
+namespace catalyst {
+namespace {
+
+// Placement does not nest: an op it runs on another device that fails there is an error,
+// not a new placement (which could bounce between two devices forever).
+thread_local bool t_placing = false;
+
+struct Placing {
+  Placing() { t_placing = true; }
+  ~Placing() { t_placing = false; }
+};
+
+struct Releaser {
+  void operator()(ctl_tensor* t) const { ctl_tensor_release(t); }
+};
+using Owned = std::unique_ptr<ctl_tensor, Releaser>;
+
+// The runtime of the first valid tensor among `tensors`, or NULL.
+ctl_runtime* runtime_of(size_t count, ctl_tensor* const* tensors) {
+  if (!tensors) return nullptr;
+  for (size_t i = 0; i < count; ++i) {
+    if (tensors[i] && tensors[i]->magic == kTensorMagic) return tensors[i]->device()->runtime;
+  }
+  return nullptr;
+}
+
+// True when the valid inputs (and outputs) live on more than one device.
+bool spans_devices(size_t input_count, ctl_tensor* const* inputs, size_t output_count, ctl_tensor* const* outputs) {
+  const ctl_device* first = nullptr;
+  auto differs = [&](ctl_tensor* t) {
+    if (!t || t->magic != kTensorMagic) return false;
+    if (!first) first = t->device();
+    return t->device() != first;
+  };
+  for (size_t i = 0; inputs && i < input_count; ++i) {
+    if (differs(inputs[i])) return true;
+  }
+  for (size_t i = 0; outputs && i < output_count; ++i) {
+    if (differs(outputs[i])) return true;
+  }
+  return false;
+}
+
+// The policy's devices (every device of the runtime when it names none), in its order.
+std::vector<ctl_device*> policy_devices(ctl_runtime* runtime, ctl_placement_mode* out_mode) {
+  PlacementState& state = *runtime->placement;
+  std::lock_guard lock(state.mutex);
+  *out_mode = state.mode;
+  if (!state.devices.empty()) return state.devices;
+  std::vector<ctl_device*> all;
+  for (const auto& device : runtime->devices) all.push_back(device.get());
+  return all;
+}
+
+uint64_t link_bandwidth(ctl_runtime* runtime, const ctl_device* from, const ctl_device* to) {
+  if (from == to) return UINT64_MAX;
+  ctl_device_link link{};
+  link.struct_size = CTL_DEVICE_LINK_STRUCT_SIZE;
+  if (ctl_status* status = ctl_runtime_device_link(runtime, from, to, &link)) {
+    ctl_status_free(status);
+    return 0;
+  }
+  return link.bytes_per_second;
+}
+
+// Where a call whose tensors span devices runs. Explicit: the first output's device for an
+// into-call, else the first input's. Automatic: the device among those holding tensors to
+// which moving the others costs least (bytes over the link's bandwidth).
+ctl_device* cross_device_target(ctl_runtime* runtime, size_t input_count, ctl_tensor* const* inputs,
+                                size_t output_count, ctl_tensor* const* outputs) {
+  ctl_placement_mode mode;
+  policy_devices(runtime, &mode);
+  std::vector<ctl_tensor*> tensors;
+  for (size_t i = 0; outputs && i < output_count; ++i) {
+    if (outputs[i]) tensors.push_back(outputs[i]);
+  }
+  for (size_t i = 0; i < input_count; ++i) {
+    if (inputs[i]) tensors.push_back(inputs[i]);
+  }
+  if (mode == CTL_PLACEMENT_EXPLICIT || (outputs && output_count > 0)) return tensors.front()->device();
+  ctl_device* best = nullptr;
+  double best_cost = 0;
+  for (ctl_tensor* candidate : tensors) {
+    ctl_device* target = candidate->device();
+    double cost = 0;
+    for (ctl_tensor* t : tensors) {
+      if (t->device() == target) continue;
+      const double bytes = double(t->layout.numel()) * double(ctl_dtype_size(t->layout.dtype));
+      cost += bytes / double(std::max<uint64_t>(1, link_bandwidth(runtime, t->device(), target)));
+    }
+    if (!best || cost < best_cost) {
+      best = target;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+// `inputs`, each moved to `target` (recorded, so gradients come back) where it is elsewhere.
+ctl_status* inputs_on(ctl_device* target, ctl_op_id op, size_t count, ctl_tensor* const* inputs, bool recorded,
+                      std::vector<Owned>* keep, std::vector<ctl_tensor*>* out) {
+  out->assign(count, nullptr);
+  for (size_t i = 0; i < count; ++i) {
+    ctl_tensor* t = inputs[i];
+    if (!t || t->device() == target) {
+      (*out)[i] = t;
+      continue;
+    }
+    ctl_tensor* moved = nullptr;
+    CTL_RETURN_IF_ERROR(recorded ? transfer_recorded(t, target, op, &moved) : move_tensor(t, target, op, &moved));
+    keep->emplace_back(moved);
+    (*out)[i] = moved;
+  }
+  return nullptr;
+}
+
+// Other policy devices to try for an op `asked` cannot run: policy order, or, automatic,
+// best link from `asked` first.
+std::vector<ctl_device*> fallback_candidates(ctl_device* asked) {
+  ctl_runtime* runtime = asked->runtime;
+  ctl_placement_mode mode;
+  std::vector<ctl_device*> devices = policy_devices(runtime, &mode);
+  std::erase(devices, asked);
+  if (mode == CTL_PLACEMENT_AUTOMATIC) {
+    std::stable_sort(devices.begin(), devices.end(), [&](const ctl_device* a, const ctl_device* b) {
+      return link_bandwidth(runtime, asked, a) > link_bandwidth(runtime, asked, b);
+    });
+  }
+  return devices;
+}
+
+// The device the failing call was meant for: the outputs' for an into-call, else the inputs'.
+ctl_device* asked_device(size_t input_count, ctl_tensor* const* inputs, size_t output_count,
+                         ctl_tensor* const* outputs) {
+  for (size_t i = 0; outputs && i < output_count; ++i) {
+    if (outputs[i] && outputs[i]->magic == kTensorMagic) return outputs[i]->device();
+  }
+  for (size_t i = 0; inputs && i < input_count; ++i) {
+    if (inputs[i] && inputs[i]->magic == kTensorMagic) return inputs[i]->device();
+  }
+  return nullptr;
+}
+
+const char* const kFallbackHint =
+    " (to run it on another device, allow fallback in the runtime's placement policy: "
+    "ctl_runtime_set_placement_policy with allow_fallback, or `catalyst train-gpt --allow-fallback`)";
+
+// Runs an allocating call on `target`: inputs moved there (recorded), the op run and
+// recorded there, outputs moved back to `home` (recorded) when home is not NULL.
+ctl_status* run_allocating_on(ctl_device* target, ctl_device* home, ctl_op_id op, size_t input_count,
+                              ctl_tensor* const* inputs, const void* attrs, size_t output_count,
+                              ctl_tensor** out_tensors) {
+  std::vector<Owned> keep;
+  std::vector<ctl_tensor*> placed;
+  CTL_RETURN_IF_ERROR(inputs_on(target, op, input_count, inputs, true, &keep, &placed));
+  std::vector<ctl_tensor*> results(output_count, nullptr);
+  CTL_RETURN_IF_ERROR(run_op(op, input_count, placed.data(), attrs, output_count, results.data()));
+  std::vector<Owned> owned;
+  for (ctl_tensor* t : results) owned.emplace_back(t);
+  if (home && home != target) {
+    for (size_t i = 0; i < output_count; ++i) {
+      if (!owned[i]) continue;
+      ctl_tensor* back = nullptr;
+      CTL_RETURN_IF_ERROR(transfer_recorded(owned[i].get(), home, op, &back));
+      owned[i].reset(back);
+    }
+  }
+  for (size_t i = 0; i < output_count; ++i) out_tensors[i] = owned[i].release();
+  return nullptr;
+}
+
+// Runs an into-call on `target` with copies of its inputs and outputs there, then copies
+// the results back into the caller's outputs (in-place ops read their outputs, so those
+// travel both ways).
+ctl_status* run_into_on(ctl_device* target, ctl_op_id op, size_t input_count, ctl_tensor* const* inputs,
+                        const void* attrs, size_t output_count, ctl_tensor* const* outputs) {
+  std::vector<Owned> keep;
+  std::vector<ctl_tensor*> placed_inputs, placed_outputs;
+  CTL_RETURN_IF_ERROR(inputs_on(target, op, input_count, inputs, false, &keep, &placed_inputs));
+  CTL_RETURN_IF_ERROR(inputs_on(target, op, output_count, outputs, false, &keep, &placed_outputs));
+  CTL_RETURN_IF_ERROR(run_op_into(op, input_count, placed_inputs.data(), attrs, output_count, placed_outputs.data()));
+  for (size_t i = 0; i < output_count; ++i) {
+    if (!outputs[i] || placed_outputs[i] == outputs[i]) continue;
+    ctl_tensor* back = nullptr;
+    CTL_RETURN_IF_ERROR(move_tensor(placed_outputs[i], outputs[i]->device(), op, &back));
+    Owned owned_back(back);
+    ctl_tensor* source = back;
+    CTL_RETURN_IF_ERROR(run_op_into(CTL_OP_COPY, 1, &source, nullptr, 1, &outputs[i]));
+  }
+  return nullptr;
+}
+
+// Tries each fallback candidate in turn; the first that runs the op wins.
+template <typename RunOn>
+bool fall_back(ctl_device* asked, ctl_op_id op, ctl_status** failure, RunOn run_on) {
+  for (ctl_device* candidate : fallback_candidates(asked)) {
+    ctl_status* status = run_on(candidate);
+    if (!status) {
+      count_fallback(op, asked, candidate);
+      ctl_status_free(*failure);
+      *failure = nullptr;
+      return true;
+    }
+    const bool unsupported = ctl_status_get_code(status) == CTL_STATUS_UNSUPPORTED;
+    if (!unsupported) {  // a real error on the device that could run it: that is the answer
+      ctl_status_free(*failure);
+      *failure = status;
+      return true;
+    }
+    ctl_status_free(status);
+  }
+  *failure = append_to_message(*failure, "; no other device of the placement policy runs it either");
+  return true;
+}
+
+}  // namespace
+
+ctl_status* transfer_recorded(ctl_tensor* source, ctl_device* target, ctl_op_id op, ctl_tensor** out_tensor) {
+  ctl_tensor* moved = nullptr;
+  CTL_RETURN_IF_ERROR(move_tensor(source, target, op, &moved));
+  try {
+    record_view(ViewKind::kMove, source, moved);
+  } catch (const std::bad_alloc&) {
+    ctl_tensor_release(moved);
+    return make_status(CTL_STATUS_OUT_OF_MEMORY, "out of memory recording a move for autograd");
+  }
+  *out_tensor = moved;
+  return nullptr;
+}
+
+bool run_op_placed(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs, size_t output_count,
+                   ctl_tensor** out_tensors, ctl_status** failure) {
+  ctl_runtime* runtime = runtime_of(input_count, inputs);
+  if (!runtime || !out_tensors || t_placing) return false;
+  Placing placing;
+  PlacementState& state = *runtime->placement;
+  const ctl_status_code code = ctl_status_get_code(*failure);
+  if (code == CTL_STATUS_INVALID_ARGUMENT && spans_devices(input_count, inputs, 0, nullptr)) {
+    if (!state.cross_device_inputs.load(std::memory_order_relaxed)) return false;
+    ctl_device* target = cross_device_target(runtime, input_count, inputs, 0, nullptr);
+    ctl_status_free(*failure);
+    *failure = run_allocating_on(target, nullptr, op, input_count, inputs, attrs, output_count, out_tensors);
+    return true;
+  }
+  if (code != CTL_STATUS_UNSUPPORTED) return false;
+  if (!state.fallback.load(std::memory_order_relaxed)) {
+    *failure = append_to_message(*failure, kFallbackHint);
+    return false;
+  }
+  ctl_device* asked = asked_device(input_count, inputs, 0, nullptr);
+  return fall_back(asked, op, failure, [&](ctl_device* candidate) {
+    return run_allocating_on(candidate, asked, op, input_count, inputs, attrs, output_count, out_tensors);
+  });
+}
+
+bool run_op_into_placed(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
+                        size_t output_count, ctl_tensor* const* outputs, ctl_status** failure) {
+  ctl_runtime* runtime = runtime_of(output_count, outputs);
+  if (!runtime) runtime = runtime_of(input_count, inputs);
+  if (!runtime || !outputs || t_placing) return false;
+  Placing placing;
+  PlacementState& state = *runtime->placement;
+  const ctl_status_code code = ctl_status_get_code(*failure);
+  if (code == CTL_STATUS_INVALID_ARGUMENT && spans_devices(input_count, inputs, output_count, outputs)) {
+    if (!state.cross_device_inputs.load(std::memory_order_relaxed)) return false;
+    ctl_device* target = cross_device_target(runtime, input_count, inputs, output_count, outputs);
+    std::vector<Owned> keep;
+    std::vector<ctl_tensor*> placed;
+    ctl_status_free(*failure);
+    *failure = inputs_on(target, op, input_count, inputs, false, &keep, &placed);
+    if (!*failure) *failure = run_op_into(op, input_count, placed.data(), attrs, output_count, outputs);
+    return true;
+  }
+  if (code != CTL_STATUS_UNSUPPORTED) return false;
+  if (!state.fallback.load(std::memory_order_relaxed)) {
+    *failure = append_to_message(*failure, kFallbackHint);
+    return false;
+  }
+  ctl_device* asked = asked_device(input_count, inputs, output_count, outputs);
+  return fall_back(asked, op, failure, [&](ctl_device* candidate) {
+    return run_into_on(candidate, op, input_count, inputs, attrs, output_count, outputs);
+  });
+}
+
+}  // namespace catalyst

@@ -1,0 +1,20 @@
+// transfer.h — moving a tensor's bytes from one device to another (ctl_tensor_to_device,
+// ctl_tensor_transfer, and the moves placement makes for cross-device inputs and
+// fallbacks), and the counters every move and fallback adds to.
+#pragma once
+
+#include "catalyst.h"
+
+namespace catalyst {
+
+// A new contiguous tensor on `target` holding `source`'s elements; not recorded by
+// autograd. Within one plugin that has buffer_copy_peer the copy is queued on the target's
+// stream behind an event recorded on the source's (nobody waits); otherwise the bytes go
+// through host memory and the call returns once they have arrived. When `source` is on
+// `target` already, the result is a plain copy there. The move is counted under `op`.
+ctl_status* move_tensor(ctl_tensor* source, ctl_device* target, ctl_op_id op, ctl_tensor** out_tensor);
+
+// Adds a fallback of `op` from `asked` to `ran_on` to the runtime's placement report.
+void count_fallback(ctl_op_id op, ctl_device* asked, ctl_device* ran_on);
+
+}  // namespace catalyst
