@@ -168,15 +168,17 @@ TopologyModel load_hwloc_topology(const std::string& xml_path) {
   }
 
   hwloc_obj_t root = hwloc_get_root_obj(raw);
-  const char* backend = hwloc_obj_get_info_by_name(root, "Backend");
+  // Where hwloc read it from. The root's "Backend" info cannot tell: an XML file keeps the
+  // backend of the machine it was saved on. hwloc prefers HWLOC_SYNTHETIC over HWLOC_XMLFILE
+  // when both are set, and so does this.
   const char* synthetic = std::getenv("HWLOC_SYNTHETIC");
   const char* xml_env = std::getenv("HWLOC_XMLFILE");
   if (!xml_path.empty()) {
     model.source = "hwloc XML " + xml_path;
-  } else if (backend && std::strcmp(backend, "Synthetic") == 0) {
-    model.source = std::string("hwloc synthetic \"") + (synthetic ? synthetic : "?") + "\" (HWLOC_SYNTHETIC)";
-  } else if (backend && std::strcmp(backend, "XML") == 0) {
-    model.source = std::string("hwloc XML ") + (xml_env ? xml_env : "?") + " (HWLOC_XMLFILE)";
+  } else if (synthetic && *synthetic) {
+    model.source = std::string("hwloc synthetic \"") + synthetic + "\" (HWLOC_SYNTHETIC)";
+  } else if (xml_env && *xml_env) {
+    model.source = std::string("hwloc XML ") + xml_env + " (HWLOC_XMLFILE)";
   } else {
     model.source = hwloc_topology_is_thissystem(raw) ? "hwloc (this machine)" : "hwloc";
   }

@@ -230,6 +230,17 @@ TEST_F(Topology, SyntheticMachineJoinsByNumaNode) {
   EXPECT_EQ(unknown.link_class, CTL_DEVICE_LINK_UNKNOWN_LOCALITY) << unknown.description;
 }
 
+TEST_F(Topology, HwlocXmlFileWorksAsHwlocDefinesIt) {
+  ::unsetenv("HWLOC_SYNTHETIC");
+  const std::string xml = kFixtures + "/two_socket_four_gpus.xml";
+  ::setenv("HWLOC_XMLFILE", xml.c_str(), 1);
+  ctl_runtime* runtime = make_runtime("pci=0000:ca:00.0");
+  const ctl_device_locality l = locality(device(runtime, 0));
+  EXPECT_TRUE(l.known) << l.reason;
+  EXPECT_EQ(l.package, 1);
+  EXPECT_EQ(std::string(l.topology_source), "hwloc XML " + xml + " (HWLOC_XMLFILE)");
+}
+
 TEST_F(Topology, JsonOverridePlacesADeviceByName) {
   ::setenv("CATALYST_TOPOLOGY", (kFixtures + "/two_socket_four_gpus.json").c_str(), 1);
   ctl_runtime* runtime = make_runtime("pci=0000:17:00.0;numa=1;pci=0000:e3:00.0;pci=0000:ff:00.0");
