@@ -60,6 +60,8 @@ abi_type_aliases! {
     ctl_device_link_class = c_uint;
     ctl_device_copy_path = c_uint;
     ctl_topology_format = c_uint;
+    ctl_placement_mode = c_uint;
+    ctl_placement_event_kind = c_uint;
     ctl_log_fn = Option<unsafe extern "C" fn(*mut c_void, ctl_log_level, *const c_char)>;
     ctl_softmax_attrs = ctl_axis_attrs;
     // DLPack's (dlpack/dlpack.h), which catalyst.h names but does not define.
@@ -197,6 +199,11 @@ abi_constants! {
     CTL_TOPOLOGY_FORMAT_TEXT: ctl_topology_format = 0;
     CTL_TOPOLOGY_FORMAT_JSON: ctl_topology_format = 1;
 
+    // Placement and device-to-device movement (since 1.4).
+    CTL_PLACEMENT_EXPLICIT: ctl_placement_mode = 0;
+    CTL_PLACEMENT_AUTOMATIC: ctl_placement_mode = 1;
+    CTL_PLACEMENT_MOVE: ctl_placement_event_kind = 0;
+    CTL_PLACEMENT_FALLBACK: ctl_placement_event_kind = 1;
 
     // DLPack's: device types, dtype codes and DLManagedTensorVersioned flags.
     kDLCPU: DLDeviceType = 1;
@@ -402,6 +409,37 @@ abi_structs! {
         pub description: *const c_char,
     }
 
+    pub struct ctl_placement_policy {
+        pub struct_size: usize,
+        pub next: *const c_void,
+        pub devices: *const *mut ctl_device,
+        pub device_count: usize,
+        pub mode: ctl_placement_mode,
+        pub allow_cross_device_inputs: bool,
+        pub allow_fallback: bool,
+    }
+
+    pub struct ctl_placement_record {
+        pub struct_size: usize,
+        pub kind: ctl_placement_event_kind,
+        pub op: ctl_op_id,
+        pub from: *mut ctl_device,
+        pub to: *mut ctl_device,
+        pub count: u64,
+        pub bytes: u64,
+    }
+
+    pub struct ctl_device_usage {
+        pub struct_size: usize,
+        pub next: *const c_void,
+        pub busy_ns: u64,
+        pub ops: u64,
+        pub memory_in_use: u64,
+        pub memory_peak: u64,
+        pub bytes_in: u64,
+        pub bytes_out: u64,
+    }
+
     pub struct DLDevice {
         pub device_type: DLDeviceType,
         pub device_id: c_int,
@@ -517,5 +555,10 @@ abi_functions! {
     pub fn ctl_runtime_device_link(runtime: *const ctl_runtime, from: *const ctl_device, to: *const ctl_device, out_link: *mut ctl_device_link) -> *mut ctl_status;
     pub fn ctl_runtime_measure_device_link(runtime: *mut ctl_runtime, from: *mut ctl_device, to: *mut ctl_device, out_link: *mut ctl_device_link) -> *mut ctl_status;
     pub fn ctl_device_link_class_name(link_class: ctl_device_link_class) -> *const c_char;
+    // Placement and device-to-device movement (since 1.4).
+    pub fn ctl_runtime_set_placement_policy(runtime: *mut ctl_runtime, policy: *const ctl_placement_policy) -> *mut ctl_status;
+    pub fn ctl_tensor_transfer(tensor: *mut ctl_tensor, device: *mut ctl_device, out_tensor: *mut *mut ctl_tensor) -> *mut ctl_status;
+    pub fn ctl_runtime_placement_report(runtime: *mut ctl_runtime, records: *mut ctl_placement_record, capacity: usize, out_count: *mut usize, reset: bool) -> *mut ctl_status;
+    pub fn ctl_device_get_usage(device: *const ctl_device, out_usage: *mut ctl_device_usage) -> *mut ctl_status;
     pub fn ctl_runtime_topology_describe(runtime: *const ctl_runtime, format: ctl_topology_format, buffer: *mut c_char, capacity: usize, out_length: *mut usize) -> *mut ctl_status;
 }
