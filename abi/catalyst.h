@@ -884,34 +884,6 @@ typedef struct ctl_device_usage {
 
 CTL_EXPORT ctl_status* ctl_device_get_usage(const ctl_device* device, ctl_device_usage* out_usage);
 
-/* ---- Threads (since 1.4) ----
- *
- * What several threads may do at once, per handle. Nothing here takes a thread-local
- * state: a call may be made from any thread, and each call's result is its own status.
- *  - ctl_status: owned by the one caller that received it; it may be read and freed on any
- *    thread, not by two threads at once.
- *  - ctl_runtime: retain and release, the plugin and device queries (ctl_runtime_plugin_*,
- *    ctl_runtime_device*, ctl_runtime_find_device, ctl_runtime_default_device) and
- *    ctl_runtime_set_grad_enabled may be called from several threads at once. The grad
- *    switch belongs to the runtime, not to a thread: it turns recording on or off for every
- *    thread running ops on the runtime's devices, and ctl_tensor_backward turns recording
- *    off for the whole runtime while it runs. Threads that record must therefore not share
- *    a runtime with threads that run backward or switch the mode.
- *  - ctl_device: ctl_device_get_info, ctl_device_synchronize, creating tensors on it and
- *    running ops on it may happen on several threads at once; the core serialises what they
- *    submit to the device (plugins must allow it: the conformance suite's threads case).
- *  - ctl_tensor: retain, release and the getters (ctl_tensor_get_info, ctl_tensor_dtype,
- *    ctl_tensor_device, ...) may be called from several threads at once (a tensor's dtype,
- *    shape, strides and device never change). Several threads may read one tensor's
- *    elements at once (as op inputs, ctl_tensor_to_host, ctl_tensor_to_device) while no
- *    thread writes them; writes (ctl_op_run_into outputs, DLPack consumers writing the
- *    memory) need the caller's own ordering, as with any shared buffer. Autograd is the
- *    exception: one graph (the tensors that require gradients, every tensor a recorded op
- *    or view made from them, and their gradients) is recorded, backpropagated, marked
- *    (ctl_tensor_set_requires_grad), queried (ctl_tensor_requires_grad, ctl_tensor_grad)
- *    and cleared (ctl_tensor_zero_grad) by one thread at a time, since recording takes no
- *    locks and creates a tensor's autograd state when first needed. */
-
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
