@@ -65,7 +65,11 @@ Link classify_link(const LinkEnd& from, const LinkEnd& to) {
         link.path == CopyPath::kHostStaged ? LinkClass::kHostStaged : class_by_locality(from.locality, to.locality);
     link.description = why + "; " + where(from) + ", " + where(to);
   }
-  link.bytes_per_second = default_bandwidth(link.link_class, link.path);
+  // A peer copy between host-visible devices (a CPU split into several) is a copy in host
+  // memory, whichever entry makes it: it gets host memory's figure.
+  const bool in_host_memory = from.host_visible && to.host_visible;
+  link.bytes_per_second = default_bandwidth(
+      link.link_class, in_host_memory && link.path == CopyPath::kPeerCopy ? CopyPath::kHostMemory : link.path);
   return link;
 }
 

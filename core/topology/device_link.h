@@ -22,7 +22,9 @@
 //   across packages       10             6
 //   unknown locality      10             6
 //   same device 100; host staged 6.
-// A measured figure replaces the default (link_measurement.h).
+// A peer copy between two host-visible devices (a CPU split into several devices) gets the
+// host memory figure: it is a copy in host memory, whichever entry makes it. A measured
+// figure replaces the default (link_measurement.h).
 #pragma once
 
 #include <cstdint>

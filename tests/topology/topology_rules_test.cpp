@@ -313,6 +313,12 @@ TEST(Link, ClassesFollowPathAndLocality) {
   expect(cpu, gpu1, topo::LinkClass::kHostStaged, topo::CopyPath::kHostStaged, 6);
   // Both host-visible: one copy in host memory, classed by locality.
   expect(cpu, cpu_far, topo::LinkClass::kCrossPackage, topo::CopyPath::kHostMemory, 10);
+  // A CPU split into devices of one plugin with peer copies: the copy is in host memory.
+  const auto cpu_a = end(9, &plugin_a, true, true, at(0, 0));
+  const auto cpu_b = end(10, &plugin_a, true, true, at(0, 0));
+  const auto cpu_c = end(11, &plugin_a, true, true, at(1, 1));
+  expect(cpu_a, cpu_b, topo::LinkClass::kSameNumaNode, topo::CopyPath::kPeerCopy, 20);
+  expect(cpu_a, cpu_c, topo::LinkClass::kCrossPackage, topo::CopyPath::kPeerCopy, 10);
   // One plugin without peer copies whose devices are not host-visible: staged.
   const auto plain0 = end(8, &plugin_b, false, false, at(0, 0));
   expect(plain0, other, topo::LinkClass::kHostStaged, topo::CopyPath::kHostStaged, 6);
