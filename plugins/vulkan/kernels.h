@@ -38,4 +38,10 @@ ctl_status* run_softmax_backward(const OpContext& ctx);
 ctl_status* run_layer_norm_backward(const OpContext& ctx);
 ctl_status* run_rms_norm_backward(const OpContext& ctx);
 
+// training.cpp — fused loss and optimizer steps
+ctl_status* run_cross_entropy(const OpContext& ctx);
+ctl_status* run_cross_entropy_backward(const OpContext& ctx);
+ctl_status* run_adamw_step(const OpContext& ctx);
+ctl_status* run_sgd_step(const OpContext& ctx);
+
 }  // namespace catalyst::vulkan

@@ -69,6 +69,10 @@ constexpr OpRun kRuns[] = {
     {CTL_OP_RANDOM_UNIFORM, run_random},
     {CTL_OP_RANDOM_NORMAL, run_random},
     {CTL_OP_ARANGE, run_arange},
+    {CTL_OP_CROSS_ENTROPY, run_cross_entropy},
+    {CTL_OP_CROSS_ENTROPY_BACKWARD, run_cross_entropy_backward},
+    {CTL_OP_ADAMW_STEP, run_adamw_step},
+    {CTL_OP_SGD_STEP, run_sgd_step},
     {CTL_OP_GELU_BACKWARD, run_gelu_backward},
     {CTL_OP_GELU_TANH_BACKWARD, run_gelu_backward},
 };
