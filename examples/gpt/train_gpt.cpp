@@ -61,6 +61,9 @@ struct Options {
   std::optional<int64_t> kill_after_step;  // tests: die by SIGKILL right after this step (never when empty)
   std::string devices;                     // --devices LIST (comma-separated device names)
   bool data_parallel = false;              // --data-parallel: a rank per --devices entry (data_parallel.hpp)
+  std::string split;                       // --split 3,1: blocks per --devices stage (pipeline.hpp)
+  int64_t micro_batches = 1;               // --micro-batches N: each step's batch in N pieces
+  bool allow_fallback = false;             // --allow-fallback: ops a device lacks run on another
 };
 
 void usage(FILE* out) {
@@ -79,6 +82,12 @@ void usage(FILE* out) {
       "                        under mpirun (mpirun -np N catalyst train-gpt ...: a rank per process)\n"
       "  --devices LIST        devices for the ranks, e.g. cpu:0,cpu:0 (in one process each rank has a\n"
       "                        runtime of its own, so a name may repeat)\n"
+      "                        without --data-parallel: a layer (pipeline) split, consecutive blocks on\n"
+      "                        successive devices (in proportion to their memory), e.g. cpu:0,opencl:0\n"
+      "  --split N,N,...       blocks per --devices stage (default: by memory)\n"
+      "  --micro-batches N     run each step's batch in N pieces whose gradients add up (default 1)\n"
+      "  --allow-fallback      run ops a device lacks on another device (counted and reported), instead of\n"
+      "                        failing\n"
       "model:\n"
       "  --context N --width N --heads N --layers N   (default 64, 128, 4, 3)\n"
       "training:\n"
@@ -122,6 +131,9 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
   flags.add("--kill-after-step", &o->kill_after_step);
   flags.add("--devices", &o->devices);
   flags.add_switch("--data-parallel", &o->data_parallel);
+  flags.add("--split", &o->split);
+  flags.add("--micro-batches", &o->micro_batches);
+  flags.add_switch("--allow-fallback", &o->allow_fallback);
   if (!flags.parse(argc, argv, 0, nullptr, error)) return false;
   if (help) {
     usage(stdout);
@@ -132,6 +144,19 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
     *error =
         "--steps, --batch, --width, --heads, --layers, --eval-every, --eval-batches and --checkpoint-every must be "
         "positive and --context at least 2";
+    return false;
+  }
+  if (o->micro_batches < 1 || o->batch % o->micro_batches != 0) {
+    *error = "--micro-batches (" + std::to_string(o->micro_batches) + ") must be positive and divide --batch (" +
+             std::to_string(o->batch) + ")";
+    return false;
+  }
+  if (!o->split.empty() && (o->devices.empty() || o->data_parallel)) {
+    *error = "--split needs --devices and applies to the layer split, not --data-parallel";
+    return false;
+  }
+  if (!o->device.empty() && !o->devices.empty() && !o->data_parallel) {
+    *error = "give either --device (one device) or --devices (a layer split), not both";
     return false;
   }
   if (o->kill_after_step && *o->kill_after_step < 0) {
@@ -296,6 +321,7 @@ void write_plot(const std::string& log_path, const std::string& png_path) {
 }  // namespace
 
 #include "data_parallel.hpp"  // uses the helpers above
+#include "pipeline.hpp"
 
 int main(int argc, char** argv) {
   Options o;
@@ -312,7 +338,19 @@ int main(int argc, char** argv) {
     }
     if (wants_data_parallel(o)) return run_data_parallel(o);
     catalyst::Runtime rt;
-    catalyst::Device device = o.device.empty() ? rt.default_device() : rt.device(o.device);
+    // One device, or the stages of a layer split (--devices): the data and the embeddings
+    // live on the first, the loss on the last.
+    std::vector<catalyst::Device> stages;
+    for (const std::string& name : split_devices(o.devices)) stages.push_back(rt.device(name));
+    catalyst::Device device = !stages.empty()    ? stages.front()
+                              : o.device.empty() ? rt.default_device()
+                                                 : rt.device(o.device);
+    if (stages.empty()) stages.push_back(device);
+    if (o.allow_fallback) {
+      catalyst::PlacementPolicy policy;  // every device of the runtime may take an op over
+      policy.allow_fallback = true;
+      rt.set_placement_policy(policy);
+    }
     catalyst::ByteDataset data(o.data, static_cast<size_t>(40 * (o.context + 2)), 0.1);
     fs::create_directories(o.out_dir);
     const std::string checkpoint = o.out_dir + "/checkpoint.safetensors";
@@ -320,6 +358,20 @@ int main(int argc, char** argv) {
 
     catalyst::nn::GPTConfig config{256, o.context, o.width, o.heads, o.layers};
     catalyst::nn::GPT model(device, CTL_DTYPE_F32, config, o.seed);
+    const auto labels = catalyst::gpt::device_labels(rt);
+    std::vector<std::string> stage_labels;
+    for (const auto& d : stages) stage_labels.push_back(labels.at(d.get()));
+    std::string placement_text = stage_labels.front();
+    if (stages.size() > 1) {
+      const std::vector<int64_t> counts = catalyst::gpt::blocks_per_stage(stages, o.layers, o.split);
+      std::vector<catalyst::Device> block_devices;
+      placement_text.clear();
+      for (size_t i = 0; i < stages.size(); ++i) {
+        for (int64_t k = 0; k < counts[i]; ++k) block_devices.push_back(stages[i]);
+        placement_text += (i ? ", " : "") + stage_labels[i] + " (" + std::to_string(counts[i]) + " blocks)";
+      }
+      model.place_blocks(block_devices);  // parameters move before the optimizer sees them
+    }
     const auto params = model.parameters();
     int64_t count = 0;
     for (const auto& [name, p] : params) count += p.numel();
@@ -348,7 +400,7 @@ int main(int argc, char** argv) {
                  "on %s\nbaseline: predicting byte frequencies gives a validation loss of %.3f nats\n",
                  static_cast<long long>(count), static_cast<long long>(o.context), static_cast<long long>(o.width),
                  static_cast<long long>(o.heads), static_cast<long long>(o.layers), o.data.c_str(), data.size(),
-                 device.name().c_str(), unigram);
+                 placement_text.c_str(), unigram);
 
     auto save = [&](int64_t step) {
       catalyst::gpt::save_checkpoint(checkpoint, params, optimizer.state(), identity,
@@ -362,17 +414,29 @@ int main(int argc, char** argv) {
     std::optional<double> last_val;  // none until the first evaluation
     bool evaluated_last_step = false;
     std::vector<int32_t> x, y;
+    catalyst::gpt::DeviceMeter meter(stages, stage_labels);
     for (int64_t step = start_step; step < o.steps; ++step) {
       const auto t0 = Clock::now();
       sampler.next_batch(o.batch, o.context, &x, &y);
-      catalyst::Tensor loss =
-          model.loss(ids_tensor(device, o.batch, o.context, x), ids_tensor(device, o.batch, o.context, y));
-      loss.backward();
+      // --micro-batches: each piece's loss, scaled by 1/N, adds its gradients to the step's.
+      double value = 0;
+      const int64_t rows = o.batch / o.micro_batches;
+      for (int64_t m = 0; m < o.micro_batches; ++m) {
+        const auto from = size_t(m * rows * o.context), to = size_t((m + 1) * rows * o.context);
+        const std::vector<int32_t> xm(x.begin() + from, x.begin() + to), ym(y.begin() + from, y.begin() + to);
+        catalyst::Tensor loss =
+            model.loss(ids_tensor(device, rows, o.context, xm), ids_tensor(device, rows, o.context, ym));
+        if (o.micro_batches == 1) {
+          loss.backward();
+        } else {
+          (loss * (1.0 / double(o.micro_batches))).backward();
+        }
+        value += loss.item() / double(o.micro_batches);
+      }
       const double norm = catalyst::optim::clip_grad_norm(rt, params, o.clip);
       const double lr = catalyst::optim::warmup_cosine(step, o.warmup, o.steps, o.lr, o.min_lr);
       optimizer.step(rt, lr);
       optimizer.zero_grad();
-      const double value = loss.item();
       smoothed = std::isnan(smoothed) ? value : 0.9 * smoothed + 0.1 * value;
       const double step_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       const bool last = step + 1 == o.steps;
@@ -384,12 +448,13 @@ int main(int argc, char** argv) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
       const double tokens_per_second = double((step - start_step + 1) * o.batch * o.context) / elapsed;
       std::ostringstream record;
-      record.precision(6);
+      record.precision(9);  // losses to f32 precision: split runs are compared bit for bit
       record << "{\"step\": " << step + 1 << ", \"loss\": " << value << ", \"lr\": " << lr
              << ", \"grad_norm\": " << norm << ", \"tokens_per_second\": " << tokens_per_second
              << ", \"step_seconds\": " << step_seconds;
       if (evaluated_last_step) record << ", \"val_loss\": " << *last_val;
-      record << "}";
+      const auto use = meter.sample();
+      record << ", " << catalyst::gpt::DeviceMeter::json(use) << "}";
       log << record.str() << "\n";
       log.flush();
       if ((step + 1) % o.checkpoint_every == 0 || last) save(step + 1);
@@ -402,10 +467,10 @@ int main(int argc, char** argv) {
       bar.resize(width, '.');
       char val_text[32] = "";
       if (last_val) std::snprintf(val_text, sizeof val_text, " val %.3f", *last_val);
-      char line[256];
-      std::snprintf(line, sizeof line, "step %5lld/%lld [%s] loss %.3f%s | %.0f tok/s | %s left",
+      char line[512];
+      std::snprintf(line, sizeof line, "step %5lld/%lld [%s] loss %.3f%s | %.0f tok/s | %s left | %s",
                     static_cast<long long>(step + 1), static_cast<long long>(o.steps), bar.c_str(), smoothed, val_text,
-                    tokens_per_second, human_time(left).c_str());
+                    tokens_per_second, human_time(left).c_str(), catalyst::gpt::DeviceMeter::compact(use).c_str());
       if (tty) {
         std::fprintf(stderr, "\r\033[K%s", line);
       } else if (!o.quiet && ((step + 1) % std::max<int64_t>(1, o.eval_every / 2) == 0 || last)) {
@@ -421,6 +486,7 @@ int main(int argc, char** argv) {
     std::ofstream(o.out_dir + "/sample.txt") << text;
     std::printf("---- sample ----\n%s\n----------------\n", text.c_str());
     std::printf("checkpoint %s, log %s, plot %s/loss.png\n", checkpoint.c_str(), log_path.c_str(), o.out_dir.c_str());
+    catalyst::gpt::print_placement_report(rt, stdout);
     return 0;
   } catch (const catalyst::Error& e) {
     std::fprintf(stderr, "catalyst train-gpt: %s\n", e.what());

@@ -14,6 +14,7 @@
 
 #include <catalyst.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -92,9 +93,26 @@ class Device {
   std::string plugin() const { return info().plugin_name; }
   bool supports(ctl_dtype dtype) const { return info().dtype_mask & CTL_DTYPE_BIT(dtype); }
   void synchronize() const { check(ctl_device_synchronize(device_)); }
+  // Busy time, ops, memory and bytes moved since the runtime started (ctl_device_get_usage).
+  ctl_device_usage usage() const {
+    ctl_device_usage u{};
+    u.struct_size = CTL_DEVICE_USAGE_STRUCT_SIZE;
+    check(ctl_device_get_usage(device_, &u));
+    return u;
+  }
+  bool operator==(const Device& other) const { return device_ == other.device_; }
+  bool operator!=(const Device& other) const { return device_ != other.device_; }
 
  private:
   ctl_device* device_ = nullptr;
+};
+
+// Where ops may go when they cannot run as asked (catalyst.h, "Placement").
+struct PlacementPolicy {
+  std::vector<Device> devices;  // empty: every device of the runtime
+  ctl_placement_mode mode = CTL_PLACEMENT_EXPLICIT;
+  bool allow_cross_device_inputs = false;
+  bool allow_fallback = false;
 };
 
 struct RuntimeOptions {
@@ -145,6 +163,28 @@ class Runtime {
     ctl_device* d = nullptr;
     check(ctl_runtime_find_device(runtime_, spec.c_str(), &d));
     return Device(d);
+  }
+  void set_placement_policy(const PlacementPolicy& policy) const {
+    std::vector<ctl_device*> devices;
+    for (const Device& d : policy.devices) devices.push_back(d.get());
+    ctl_placement_policy p{};
+    p.struct_size = CTL_PLACEMENT_POLICY_STRUCT_SIZE;
+    p.devices = devices.empty() ? nullptr : devices.data();
+    p.device_count = devices.size();
+    p.mode = policy.mode;
+    p.allow_cross_device_inputs = policy.allow_cross_device_inputs;
+    p.allow_fallback = policy.allow_fallback;
+    check(ctl_runtime_set_placement_policy(runtime_, &p));
+  }
+  // Every move and fallback so far (ctl_runtime_placement_report); `reset` starts again.
+  std::vector<ctl_placement_record> placement_report(bool reset = false) const {
+    size_t count = 0;
+    check(ctl_runtime_placement_report(runtime_, nullptr, 0, &count, false));
+    std::vector<ctl_placement_record> records(count + 8);  // room for records added meanwhile
+    for (auto& r : records) r.struct_size = CTL_PLACEMENT_RECORD_STRUCT_SIZE;
+    check(ctl_runtime_placement_report(runtime_, records.data(), records.size(), &count, reset));
+    records.resize(std::min(count, records.size()));
+    return records;
   }
   // Returns the previous setting.
   bool set_grad_enabled(bool enabled) const {
@@ -245,6 +285,12 @@ class Tensor {
   Tensor to(Device device) const {
     ctl_tensor* t = nullptr;
     check(ctl_tensor_to_device(tensor_, device.get(), &t));
+    return Tensor(t);
+  }
+  // A move to `device` that autograd records: gradients flow back (ctl_tensor_transfer).
+  Tensor transfer(Device device) const {
+    ctl_tensor* t = nullptr;
+    check(ctl_tensor_transfer(tensor_, device.get(), &t));
     return Tensor(t);
   }
 

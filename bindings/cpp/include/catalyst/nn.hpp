@@ -15,6 +15,14 @@ namespace catalyst::nn {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+// Moves a parameter to `device` as a new leaf that requires gradients (a placement before
+// training, not a step autograd should see). Nothing happens when it is there already.
+inline void move_parameter(Tensor& p, Device device) {
+  if (!p || p.device() == device) return;
+  p = p.to(device);
+  p.set_requires_grad(true);
+}
+
 // Draws parameters from one seed: each parameter takes the next `numel` counters of the
 // generator, so the values depend only on the seed and the order of creation.
 class Init {
@@ -62,6 +70,10 @@ class Linear {
     out.emplace_back(prefix + ".weight", weight);
     if (bias) out.emplace_back(prefix + ".bias", bias);
   }
+  void to(Device device) {
+    move_parameter(weight, device);
+    move_parameter(bias, device);
+  }
   Tensor weight, bias;
 };
 
@@ -73,6 +85,7 @@ class Embedding {
       : weight(init.normal({count, width}, stddev)) {}
   Tensor operator()(const Tensor& ids) const { return gather(weight, ids, 0); }
   void collect(const std::string& prefix, NamedTensors& out) const { out.emplace_back(prefix + ".weight", weight); }
+  void to(Device device) { move_parameter(weight, device); }
   Tensor weight;
 };
 
@@ -84,6 +97,10 @@ class LayerNorm {
   void collect(const std::string& prefix, NamedTensors& out) const {
     out.emplace_back(prefix + ".weight", weight);
     out.emplace_back(prefix + ".bias", bias);
+  }
+  void to(Device device) {
+    move_parameter(weight, device);
+    move_parameter(bias, device);
   }
   Tensor weight, bias;
 };
@@ -122,6 +139,10 @@ class CausalSelfAttention {
     qkv.collect(prefix + ".qkv", out);
     proj.collect(prefix + ".proj", out);
   }
+  void to(Device device) {
+    qkv.to(device);
+    proj.to(device);
+  }
 
  private:
   int64_t heads_ = 1;
@@ -139,6 +160,10 @@ class MLP {
   void collect(const std::string& prefix, NamedTensors& out) const {
     fc.collect(prefix + ".fc", out);
     proj.collect(prefix + ".proj", out);
+  }
+  void to(Device device) {
+    fc.to(device);
+    proj.to(device);
   }
   Linear fc, proj;
 };
@@ -180,24 +205,62 @@ class GPT {
     position_ids_ = arange(device, CTL_DTYPE_I64, T);
   }
 
-  // Logits [B, T, vocab] for token ids [B, T] (i32 or i64), T <= context.
+  // Logits [B, T, vocab] for token ids [B, T] (i32 or i64), T <= context, on the device of
+  // the last block (see place_blocks).
   Tensor logits(const Tensor& ids) const {
     const int64_t T = ids.dim(1);
+    const Device first = wte.weight.device();
     Tensor positions = wpe(position_ids_.slice(0, 0, T));  // [T, C]
-    Tensor x = wte(ids) + positions;
-    Tensor mask = mask_.slice(0, 0, T).slice(1, 0, T);
+    Tensor x = wte(ids.device() == first ? ids : ids.to(first)) + positions;
     for (const Block& b : blocks) {
+      const Device here = b.ln1.weight.device();
+      // Activations cross to the next stage by a recorded move, so their gradients return.
+      if (x.device() != here) x = x.transfer(here);
+      const Tensor mask = mask_on(here).slice(0, 0, T).slice(1, 0, T);
       x = x + b.attn(b.ln1(x), mask);
       x = x + b.mlp(b.ln2(x));
     }
+    const Device last = ln_f.weight.device();
+    if (x.device() != last) x = x.transfer(last);
     x = ln_f(x);
     MatmulOptions tied;
     tied.transpose_b = true;
-    return matmul(x, wte.weight, {}, tied);
+    // The tied output weight lives with the embedding; a split model uses a recorded copy, so
+    // both uses add to one gradient on the first device.
+    const Tensor out_weight = wte.weight.device() == last ? wte.weight : wte.weight.transfer(last);
+    return matmul(x, out_weight, {}, tied);
   }
 
   // Mean cross-entropy of the next-token predictions.
-  Tensor loss(const Tensor& ids, const Tensor& targets) const { return cross_entropy(logits(ids), targets); }
+  Tensor loss(const Tensor& ids, const Tensor& targets) const {
+    Tensor l = logits(ids);
+    return cross_entropy(l, targets.device() == l.device() ? targets : targets.to(l.device()));
+  }
+
+  // A layer (pipeline) split: block i and its parameters move to block_devices[i]; the
+  // embeddings stay with the first block, the final norm goes with the last. Call before
+  // taking parameters() for an optimizer. The values do not change, so a split model
+  // computes what the one-device model computes, moving activations between stages.
+  void place_blocks(const std::vector<Device>& block_devices) {
+    if (block_devices.size() != blocks.size()) {
+      throw Error(CTL_STATUS_INVALID_ARGUMENT, "place_blocks: " + std::to_string(block_devices.size()) +
+                                                   " devices for " + std::to_string(blocks.size()) + " blocks");
+    }
+    if (blocks.empty()) return;
+    wte.to(block_devices.front());
+    wpe.to(block_devices.front());
+    position_ids_ =
+        position_ids_.device() == block_devices.front() ? position_ids_ : position_ids_.to(block_devices.front());
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      Block& b = blocks[i];
+      b.ln1.to(block_devices[i]);
+      b.attn.to(block_devices[i]);
+      b.ln2.to(block_devices[i]);
+      b.mlp.to(block_devices[i]);
+      if (!mask_on_device(block_devices[i])) masks_.emplace_back(block_devices[i], mask_.to(block_devices[i]));
+    }
+    ln_f.to(block_devices.back());
+  }
 
   NamedTensors parameters() const {
     NamedTensors out;
@@ -225,8 +288,22 @@ class GPT {
   LayerNorm ln_f;
 
  private:
+  const Tensor* mask_on_device(Device device) const {
+    if (mask_.device() == device) return &mask_;
+    for (const auto& [d, m] : masks_) {
+      if (d == device) return &m;
+    }
+    return nullptr;
+  }
+  const Tensor& mask_on(Device device) const {
+    const Tensor* m = mask_on_device(device);
+    if (!m) throw Error(CTL_STATUS_INTERNAL, "GPT: no causal mask on " + device.name() + " (place_blocks first)");
+    return *m;
+  }
+
   GPTConfig config_;
   Tensor mask_;
+  std::vector<std::pair<Device, Tensor>> masks_;  // copies of the mask on other stages' devices
   Tensor position_ids_;
 };
 

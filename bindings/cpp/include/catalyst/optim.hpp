@@ -3,6 +3,7 @@
 // Steps run with recording off and update parameters in place (ctl_op_run_into).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -25,18 +26,32 @@ inline double warmup_cosine(int64_t step, int64_t warmup, int64_t total, double 
 inline double clip_grad_norm(const Runtime& runtime, const nn::NamedTensors& params, double max_norm) {
   NoGrad no_grad(runtime);
   std::vector<Tensor> grads, squares;
+  std::vector<Device> devices;           // where the parameters live, in first-seen order
+  std::vector<size_t> device_of_square;  // index into devices
   for (const auto& [name, p] : params) {
     Tensor g = p.grad();
     if (!g) continue;
     squares.push_back(cast(sum(g * g), CTL_DTYPE_F64).reshape({1}));
+    const Device d = g.device();
+    const size_t k = size_t(std::find(devices.begin(), devices.end(), d) - devices.begin());
+    if (k == devices.size()) devices.push_back(d);
+    device_of_square.push_back(k);
     grads.push_back(std::move(g));
   }
-  // One read for all the per-parameter sums (a wait for the device per parameter would
-  // stall a GPU every step), added on the host in parameter order.
-  double total = 0;
-  if (!squares.empty()) {
-    for (double s : concat(squares, 0).to_vector<double>()) total += s;
+  // One read per device for all its per-parameter sums (a wait for the device per parameter
+  // would stall a GPU every step), added on the host in parameter order, so a model split
+  // over devices gets the one-device norm bit for bit.
+  std::vector<std::vector<double>> per_device(devices.size());
+  for (size_t k = 0; k < devices.size(); ++k) {
+    std::vector<Tensor> mine;
+    for (size_t i = 0; i < squares.size(); ++i) {
+      if (device_of_square[i] == k) mine.push_back(squares[i]);
+    }
+    per_device[k] = concat(mine, 0).to_vector<double>();
   }
+  double total = 0;
+  std::vector<size_t> next(devices.size(), 0);
+  for (size_t i = 0; i < squares.size(); ++i) total += per_device[device_of_square[i]][next[device_of_square[i]]++];
   const double norm = std::sqrt(total);
   if (max_norm > 0 && norm > max_norm) {
     const double scale = max_norm / (norm + 1e-6);
