@@ -5,7 +5,10 @@
 // message. Each test sets the environment before it creates its runtime, which is when the
 // plugin reads it.
 #include <dirent.h>
+#include <dlpack/dlpack.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -343,6 +346,60 @@ TEST(CpuDevices, TensorsMoveBetweenTwoDevicesExactly) {
   Tensor hold_back(back);
   EXPECT_EQ(to_vector<int32_t>(t1), data);
   EXPECT_EQ(to_vector<int32_t>(back), data);
+}
+
+// The memory policy Linux holds for the page at `address` (get_mempolicy with MPOL_F_ADDR):
+// false when the call is refused (a container's seccomp policy).
+bool page_policy(const void* address, int* mode, unsigned long* nodes) {
+  constexpr unsigned long kMaxNode = 8 * sizeof(unsigned long);
+  *nodes = 0;
+  return syscall(SYS_get_mempolicy, mode, nodes, kMaxNode, address, 2 /* MPOL_F_ADDR */) == 0;
+}
+
+// The first byte of a CPU tensor, through a zero-copy DLPack export.
+void* data_of(ctl_tensor* tensor) {
+  DLManagedTensor* managed = nullptr;
+  Status s(ctl_tensor_to_dlpack(tensor, &managed));
+  EXPECT_EQ(s, nullptr) << describe(s.get());
+  if (!managed) return nullptr;
+  void* data = static_cast<char*>(managed->dl_tensor.data) + managed->dl_tensor.byte_offset;
+  managed->deleter(managed);  // the tensor still holds the buffer
+  return data;
+}
+
+TEST(CpuDevices, LargeBuffersOfANodesDeviceAreBoundToItsNode) {
+  // Two nodes of one CPU each, which hwloc is told are this machine's: CPUs 0 and 1 exist
+  // here, node 1 does not (its binding is refused, best effort), node 0 does.
+  const std::vector<int> all = process_cpus();
+  if (all.size() < 2 || all[0] != 0 || all[1] != 1) GTEST_SKIP() << "needs CPUs 0 and 1";
+  ScopedEnv topology("HWLOC_SYNTHETIC", "numa:2 core:1 pu:1");
+  ScopedEnv this_system("HWLOC_THISSYSTEM", "1");
+  ScopedEnv devices_env("CATALYST_CPU_DEVICES", nullptr);
+  Runtime runtime = cpu_runtime();
+  const std::vector<CpuDevice> devices = cpu_devices(runtime.get());
+  ASSERT_EQ(devices.size(), 2u);
+  ASSERT_EQ(devices[0].numa_node, 0);
+  const int64_t large[] = {int64_t{1} << 18};  // 1 MiB of f32: the device's buffer cache
+  ctl_tensor* t = nullptr;
+  CTL_ASSERT_OK(ctl_tensor_create_zeros(devices[0].device, CTL_DTYPE_F32, 1, large, &t));
+  Tensor hold(t);
+  int mode = -1;
+  unsigned long nodes = 0;
+  if (!page_policy(data_of(t), &mode, &nodes)) GTEST_SKIP() << "get_mempolicy refused here";
+  // MPOL_PREFERRED (1), or MPOL_PREFERRED_MANY (5) that hwloc uses on newer kernels: the
+  // node first, elsewhere when it is full (never MPOL_BIND, which would kill the process).
+  EXPECT_TRUE(mode == 1 || mode == 5) << "policy " << mode;
+  EXPECT_EQ(nodes, 1ul) << "node 0";
+  // The whole-machine device binds nothing.
+  ScopedEnv one("CATALYST_CPU_DEVICES", "1");
+  Runtime whole = cpu_runtime();
+  const std::vector<CpuDevice> machine = cpu_devices(whole.get());
+  ASSERT_EQ(machine.size(), 1u);
+  ctl_tensor* u = nullptr;
+  CTL_ASSERT_OK(ctl_tensor_create_zeros(machine[0].device, CTL_DTYPE_F32, 1, large, &u));
+  Tensor hold_u(u);
+  ASSERT_TRUE(page_policy(data_of(u), &mode, &nodes));
+  EXPECT_EQ(mode, 0) << "MPOL_DEFAULT";
 }
 
 TEST(CpuDevices, BadSettingsAreLoggedAndTheDefaultIsUsed) {
