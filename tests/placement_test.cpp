@@ -307,6 +307,41 @@ TEST_F(Fallback, AllowedTrainsTheMlpAsTheCpuDoesAndCountsEveryFallback) {
   EXPECT_EQ(fallbacks, uint64_t(kSteps));
 }
 
+// Explicit mode tries the policy's devices in its order; automatic mode ranks them by the
+// topology (device_ranking.h), which never picks the built-in reference device.
+TEST_F(Fallback, ExplicitFollowsThePolicyOrderAndAutomaticTheTopologyRanking) {
+  Devices d = make_runtime({CTL_TEST_LACKING_PLUGIN, CTL_TEST_CPU_PLUGIN}, /*reference=*/true);
+  ctl_device* lacking = find_device(d.runtime.get(), "lacking");
+  ctl_device* cpu = find_device(d.runtime.get(), "cpu");
+  ctl_device* ref = find_device(d.runtime.get(), "reference");
+  ASSERT_TRUE(lacking && cpu && ref);
+  auto ran_on = [&](ctl_placement_mode mode) -> ctl_device* {
+    std::vector<ctl_device*> order = {lacking, ref, cpu};
+    ctl_placement_policy p{};
+    p.struct_size = CTL_PLACEMENT_POLICY_STRUCT_SIZE;
+    p.devices = order.data();
+    p.device_count = order.size();
+    p.mode = mode;
+    p.allow_fallback = true;
+    Status s(ctl_runtime_set_placement_policy(d.runtime.get(), &p));
+    EXPECT_EQ(s, nullptr) << describe(s.get());
+    report(d.runtime.get(), /*reset=*/true);
+    Tensor x = from_vector<float>(lacking, CTL_DTYPE_F32, {3}, {-1, 0, 2});
+    ctl_tensor* y = nullptr;
+    Status run(ctl_op_unary(CTL_OP_RELU, x.get(), &y));
+    EXPECT_EQ(run, nullptr) << describe(run.get());
+    Tensor Y(y);
+    EXPECT_EQ(ctl_tensor_device(Y.get()), lacking) << "results come back to the device asked";
+    EXPECT_EQ(to_vector<float>(Y.get()), (std::vector<float>{0, 0, 2}));
+    for (const auto& r : report(d.runtime.get())) {
+      if (r.kind == CTL_PLACEMENT_FALLBACK) return r.to;
+    }
+    return nullptr;
+  };
+  EXPECT_EQ(ran_on(CTL_PLACEMENT_EXPLICIT), ref);
+  EXPECT_EQ(ran_on(CTL_PLACEMENT_AUTOMATIC), cpu);
+}
+
 TEST(Placement, TransferCarriesGradientsBackToTheSourceDevice) {
   Devices d = make_runtime({CTL_TEST_CPU_PLUGIN});
   ctl_device* cpu = d.list[0];

@@ -15,6 +15,8 @@
 #include "runtime.h"
 #include "status.h"
 #include "tensor.h"
+#include "topology/device_ranking.h"
+#include "topology/ranking_candidates.h"
 
 namespace catalyst {
 namespace {
@@ -133,18 +135,39 @@ ctl_status* inputs_on(ctl_device* target, ctl_op_id op, size_t count, ctl_tensor
 }
 
 // Other policy devices to try for an op `asked` cannot run: policy order, or, automatic,
-// best link from `asked` first.
-std::vector<ctl_device*> fallback_candidates(ctl_device* asked) {
+// the topology's ranking from `asked` (link, kind, free memory, locality:
+// topology/device_ranking.h), which `catalyst topology` prints with its reasons.
+std::vector<ctl_device*> fallback_candidates(ctl_device* asked, uint64_t bytes_needed) {
   ctl_runtime* runtime = asked->runtime;
   ctl_placement_mode mode;
   std::vector<ctl_device*> devices = policy_devices(runtime, &mode);
   std::erase(devices, asked);
-  if (mode == CTL_PLACEMENT_AUTOMATIC) {
-    std::stable_sort(devices.begin(), devices.end(), [&](const ctl_device* a, const ctl_device* b) {
-      return link_bandwidth(runtime, asked, a) > link_bandwidth(runtime, asked, b);
-    });
+  if (mode != CTL_PLACEMENT_AUTOMATIC) return devices;
+  topology::RankingRequest request;
+  request.candidates = ranking_candidates(*runtime, asked);
+  request.bytes_needed = bytes_needed;
+  request.anchor = asked->label;
+  for (auto& candidate : request.candidates) {
+    ctl_device* device = runtime->devices[candidate.index].get();
+    if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
+      candidate.supported = false;
+      candidate.unsupported = device == asked ? "the device that cannot run the op" : "not in the placement policy";
+    }
   }
-  return devices;
+  std::vector<ctl_device*> ranked;
+  for (const auto& r : topology::rank_devices(request)) {
+    if (r.eligible) ranked.push_back(runtime->devices[r.index].get());
+  }
+  return ranked;
+}
+
+// Bytes of the tensors a fallback moves (a lower bound of what the other device needs).
+uint64_t bytes_of(size_t count, ctl_tensor* const* tensors) {
+  uint64_t total = 0;
+  for (size_t i = 0; tensors && i < count; ++i) {
+    if (tensors[i]) total += uint64_t(tensors[i]->layout.numel()) * ctl_dtype_size(tensors[i]->layout.dtype);
+  }
+  return total;
 }
 
 // The device the failing call was meant for: the outputs' for an into-call, else the inputs'.
@@ -210,8 +233,8 @@ ctl_status* run_into_on(ctl_device* target, ctl_op_id op, size_t input_count, ct
 
 // Tries each fallback candidate in turn; the first that runs the op wins.
 template <typename RunOn>
-bool fall_back(ctl_device* asked, ctl_op_id op, ctl_status** failure, RunOn run_on) {
-  for (ctl_device* candidate : fallback_candidates(asked)) {
+bool fall_back(ctl_device* asked, uint64_t bytes_needed, ctl_op_id op, ctl_status** failure, RunOn run_on) {
+  for (ctl_device* candidate : fallback_candidates(asked, bytes_needed)) {
     ctl_status* status = run_on(candidate);
     if (!status) {
       count_fallback(op, asked, candidate);
@@ -266,7 +289,7 @@ bool run_op_placed(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
     return false;
   }
   ctl_device* asked = asked_device(input_count, inputs, 0, nullptr);
-  return fall_back(asked, op, failure, [&](ctl_device* candidate) {
+  return fall_back(asked, bytes_of(input_count, inputs), op, failure, [&](ctl_device* candidate) {
     return run_allocating_on(candidate, asked, op, input_count, inputs, attrs, output_count, out_tensors);
   });
 }
@@ -295,9 +318,10 @@ bool run_op_into_placed(ctl_op_id op, size_t input_count, ctl_tensor* const* inp
     return false;
   }
   ctl_device* asked = asked_device(input_count, inputs, output_count, outputs);
-  return fall_back(asked, op, failure, [&](ctl_device* candidate) {
-    return run_into_on(candidate, op, input_count, inputs, attrs, output_count, outputs);
-  });
+  return fall_back(asked, bytes_of(input_count, inputs) + bytes_of(output_count, outputs), op, failure,
+                   [&](ctl_device* candidate) {
+                     return run_into_on(candidate, op, input_count, inputs, attrs, output_count, outputs);
+                   });
 }
 
 }  // namespace catalyst
