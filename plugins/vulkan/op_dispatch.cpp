@@ -127,6 +127,14 @@ ctl_status* check_supported(const ctl_host_api* host, const ctl_plugin_device* d
                             "%slog: %s flushes f64 subnormals (no shaderDenormPreserveFloat64)", kLogPrefix,
                             device->name.c_str());
   }
+  // math_f64.glsl's erfc is accurate to f32 only, so no f64 gelu epilogue.
+  if (entry->id == CTL_OP_MATMUL && dtype == CTL_DTYPE_F64 && call->attrs &&
+      *static_cast<const size_t*>(call->attrs) >= CTL_MATMUL_ATTRS_STRUCT_SIZE) {
+    const int64_t activation = raw_enum(static_cast<const ctl_matmul_attrs*>(call->attrs)->activation);
+    if (activation == CTL_ACTIVATION_GELU || activation == CTL_ACTIVATION_GELU_TANH) {
+      return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%smatmul: no f64 gelu epilogue", kLogPrefix);
+    }
+  }
   if (unsupported_dtypes(entry->id) & sdk::dtype_bit(dtype)) {
     return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: no %s shader in the Vulkan plugin", kLogPrefix,
                             entry->name, dtype_name(dtype));

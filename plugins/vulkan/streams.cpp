@@ -219,7 +219,6 @@ VkResult submit_result(ctl_plugin_stream* stream) {
     recycle(stream, batch);
     stream->waits.clear();
     stream->horizon.store(stream->submitted);
-    if (r == VK_ERROR_DEVICE_LOST) device->lost = true;
     return r;
   }
   stream->waits.clear();
@@ -345,6 +344,7 @@ void stream_destroy(ctl_plugin_stream* stream) {
       if (r != VK_SUCCESS) {
         sdk::log(host_of(device), CTL_LOG_ERROR, "%sstream_destroy: vkQueueSubmit failed: %s", kLogPrefix,
                  vk_result_name(r));
+        if (r == VK_ERROR_DEVICE_LOST) device->lost = true;
       }
     }
   }
