@@ -2,6 +2,7 @@
 // event, or staging through host memory between plugins.
 #include "placement/transfer.h"
 
+#include <chrono>
 #include <vector>
 
 #include "dispatch.h"
@@ -69,16 +70,24 @@ ctl_status* copy_bytes(ctl_tensor* dense, ctl_tensor* destination, uint64_t byte
   }
   // Between plugins: through host memory. The read must have landed before the write is
   // queued, and the staging memory must outlive the write, so both streams are waited for.
+  // The waits count as each device's busy time: for an asynchronous device they include
+  // the work queued before the move.
   std::vector<unsigned char> staging(bytes);
   {
     std::lock_guard lock(from->stream_mutex);
+    const auto begin = std::chrono::steady_clock::now();
     CTL_RETURN_IF_ERROR(
         from->api().buffer_read(from->stream, dense->storage->buffer, source_offset, staging.data(), bytes));
-    CTL_RETURN_IF_ERROR(from->api().stream_synchronize(from->stream));
+    ctl_status* status = from->api().stream_synchronize(from->stream);
+    count_busy(from, begin);
+    CTL_RETURN_IF_ERROR(status);
   }
   std::lock_guard lock(to->stream_mutex);
+  const auto begin = std::chrono::steady_clock::now();
   CTL_RETURN_IF_ERROR(to->api().buffer_write(to->stream, destination->storage->buffer, 0, staging.data(), bytes));
-  return to->api().stream_synchronize(to->stream);
+  ctl_status* status = to->api().stream_synchronize(to->stream);
+  count_busy(to, begin);
+  return status;
 }
 
 }  // namespace
