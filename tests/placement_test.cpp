@@ -138,6 +138,34 @@ TEST(Placement, TensorsRoundTripExactlyBetweenPlugins) {
   EXPECT_GT(u.bytes_out, 0u);
 }
 
+// Two devices of one plugin: the CPU split in two (CATALYST_CPU_DEVICES), so moves take the
+// plugin's buffer_copy_peer behind an event instead of host memory.
+TEST(Placement, TensorsRoundTripExactlyBetweenSplitCpuDevicesByPeerCopy) {
+  setenv("CATALYST_CPU_DEVICES", "2", 1);
+  Devices d = make_runtime({CTL_TEST_CPU_PLUGIN}, false);
+  unsetenv("CATALYST_CPU_DEVICES");
+  ASSERT_EQ(d.list.size(), 2u);
+  expect_round_trips(d.list[0], d.list[1]);
+  // Ordering: an op queued on cpu:0 and a move right behind it see the op's result.
+  Tensor x = from_vector<float>(d.list[0], CTL_DTYPE_F32, {1 << 14}, std::vector<float>(1 << 14, 2.0f));
+  ctl_tensor* y = nullptr;
+  Status s(ctl_op_binary(CTL_OP_MUL, x.get(), x.get(), &y));
+  Tensor Y(y);
+  Tensor moved = move(Y.get(), d.list[1]);
+  const std::vector<float> got = to_vector<float>(moved.get());
+  EXPECT_EQ(got, std::vector<float>(1 << 14, 4.0f));
+}
+
+#ifdef CTL_TEST_VULKAN_PLUGIN
+TEST(Placement, TensorsRoundTripExactlyThroughVulkan) {
+  Devices d = make_runtime({CTL_TEST_CPU_PLUGIN, CTL_TEST_VULKAN_PLUGIN}, false);
+  ctl_device* cpu = find_device(d.runtime.get(), "cpu");
+  ctl_device* vulkan = find_device(d.runtime.get(), "vulkan");
+  if (!vulkan) GTEST_SKIP() << "no Vulkan device on this machine";
+  expect_round_trips(cpu, vulkan);
+}
+#endif
+
 #ifdef CTL_TEST_OPENCL_PLUGIN
 TEST(Placement, TensorsRoundTripExactlyThroughOpenCL) {
   Devices d = make_runtime({CTL_TEST_CPU_PLUGIN, CTL_TEST_OPENCL_PLUGIN}, false);
