@@ -29,6 +29,11 @@ void print_usage(FILE* out) {
                "  CATALYST_PLUGIN_PATH=DIR[:DIR...]     extra directories to search for libcatalyst-*.so\n"
                "  CATALYST_DEVICE=NAME                  the default device of every program (cpu:0, opencl:1,\n"
                "                                        ...: the names catalyst devices prints)\n"
+               "  CATALYST_CPU_DEVICES=numa|1|N          the CPU as one device per NUMA node (default), one device,\n"
+               "                                        or N devices of equal core sets (plugins/cpu/README.md)\n"
+               "  CATALYST_TOPOLOGY=FILE                hwloc XML or JSON that replaces topology detection\n"
+               "                                        (docs/topology.md)\n"
+               "  CATALYST_CACHE_DIR=DIR|off            where kernel, pipeline and link-measurement caches live\n"
                "  CATALYST_LOG=debug|info|warning|error|off   log level (debug shows every plugin candidate)\n");
 }
 
