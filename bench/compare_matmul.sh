@@ -7,7 +7,7 @@
 #   bench/compare_matmul.sh [BUILD_DIR]        (default ./build)
 #
 # Environment:
-#   BENCH_DEVICES   Catalyst devices (default cpu,opencl; on a GPU machine e.g. cpu,opencl:1)
+#   BENCH_DEVICES   Catalyst devices (default cpu,opencl,vulkan; on a GPU machine e.g. cpu,opencl:1,vulkan:1)
 #   BENCH_SIZES     default 256,1024,2048
 #   BENCH_REPEATS   runs of each side (default 3); each run is itself a median of 5 products
 #   PYTHON          the interpreter with torch (default /usr/bin/python3)
@@ -18,7 +18,7 @@ build=${1:-./build}
 here=$(cd "$(dirname "$0")" && pwd)
 bench="$build/bin/catalyst-matmul-bench"
 python=${PYTHON:-/usr/bin/python3}
-devices=${BENCH_DEVICES:-cpu,opencl}
+devices=${BENCH_DEVICES:-cpu,opencl,vulkan}
 sizes=${BENCH_SIZES:-256,1024,2048}
 repeats=${BENCH_REPEATS:-3}
 

@@ -1,7 +1,7 @@
 // matmul_bench.cpp — catalyst-matmul-bench: matmul throughput (GFLOP/s) of N x N by
 // N x N products on several Catalyst devices in one run, so their figures are comparable.
 //
-//   catalyst-matmul-bench [--devices cpu,opencl] [--sizes 256,1024,2048] [--repeats 5]
+//   catalyst-matmul-bench [--devices cpu,opencl,vulkan] [--sizes 256,1024,2048] [--repeats 5]
 //                         [--dtype f32|f16|bf16] [--json]
 //
 // Each figure is the median of --repeats timed products after one untimed warm-up (which
@@ -51,7 +51,7 @@ double median_seconds(const Device& device, ctl_dtype dtype, int64_t n, int64_t 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string devices_spec = "cpu,opencl", sizes_spec = "256,1024,2048", dtype_name = "f32";
+  std::string devices_spec = "cpu,opencl,vulkan", sizes_spec = "256,1024,2048", dtype_name = "f32";
   int64_t repeats = 5;
   bool json = false;
   catalyst::examples::Flags flags;
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   if (parsed && dtype == CTL_DTYPE_F32 && dtype_name != "f32") error = "--dtype must be f32, f16 or bf16";
   if (!parsed || !error.empty() || !positional.empty() || repeats < 1) {
     std::fprintf(stderr,
-                 "usage: catalyst-matmul-bench [--devices cpu,opencl] [--sizes 256,1024,2048] [--repeats 5] "
+                 "usage: catalyst-matmul-bench [--devices cpu,opencl,vulkan] [--sizes 256,1024,2048] [--repeats 5] "
                  "[--dtype f32|f16|bf16] [--json]\n%s\n",
                  error.c_str());
     return 2;

@@ -348,7 +348,14 @@ void stream_destroy(ctl_plugin_stream* stream) {
       }
     }
   }
-  if (!device->lost) device->fn.vkDeviceWaitIdle(device->device);
+  // The whole device drains, not only this stream: a submission of another stream may
+  // still wait on this stream's timeline semaphore, which goes with it (drivers may touch
+  // it until they retire that submission). vkDeviceWaitIdle needs the queue to itself:
+  // the queue mutex keeps other threads' streams from submitting meanwhile.
+  if (!device->lost) {
+    std::lock_guard lock(device->queue_mutex);
+    device->fn.vkDeviceWaitIdle(device->device);
+  }
   for (Batch* b : stream->in_flight) destroy_batch(device, stream, b);
   for (Batch* b : stream->idle) destroy_batch(device, stream, b);
   if (stream->open) destroy_batch(device, stream, stream->open);
