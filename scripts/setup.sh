@@ -33,6 +33,9 @@ PACKAGES=(
   libhwloc-dev hwloc
   # plugins/mpi: the MPI communication plugin, built on Open MPI; its tests run under mpirun.
   libopenmpi-dev openmpi-bin
+  # plugins/vulkan: the Vulkan headers and loader, glslc for its shaders, Mesa's lavapipe as
+  # the device, the validation layer vulkan_validation runs under, vulkaninfo.
+  libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
 )
 
 # bindings/rust: Debian's cargo and rustc 1.63, the oldest compiler the binding promises to
