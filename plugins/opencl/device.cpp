@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -202,6 +203,12 @@ ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out_
   instance->host = host;
   ctl_status* status = nullptr;
   try {
+    // PoCL initialises its devices lazily inside the first platform and device queries, and
+    // two threads doing that at once crash in it (seen: clGetDeviceInfo reading a name not
+    // yet written, when two runtimes were created concurrently). Discovery is rare and
+    // short, so every instance finds its devices one at a time.
+    static std::mutex discovery_mutex;
+    std::lock_guard lock(discovery_mutex);
     status = create_devices(host, instance);
   } catch (const std::exception& e) {
     status = sdk::make_status(host, CTL_STATUS_INTERNAL, "%sfinding devices: %s", kLogPrefix, e.what());
