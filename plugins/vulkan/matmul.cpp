@@ -148,8 +148,10 @@ ctl_status* run_matmul(const OpContext& ctx) {
 
   const DeviceView* batch_views[4] = {&batch[0], &batch[1], &batch[2], &batch[3]};
   const Iteration it = make_iteration(batch_views, 4);
-  constexpr int64_t kTile = 64;
-  const int64_t tiles_m = (M + kTile - 1) / kTile, tiles_n = (N + kTile - 1) / kTile;
+  // CPU devices take the direct variant (32 x 32 tiles, no shared memory, no barriers).
+  const bool direct = ctx.device->kind == CTL_DEVICE_KIND_CPU;
+  const int64_t tile_m = direct ? 32 : 64, tile_n = direct ? 32 : 64;
+  const int64_t tiles_m = (M + tile_m - 1) / tile_m, tiles_n = (N + tile_n - 1) / tile_n;
   if (tiles_n > 65535 || tiles_m > 65535) {
     return ctx.fail(CTL_STATUS_UNSUPPORTED, "%lld x %lld tiles exceed one dispatch", static_cast<long long>(tiles_n),
                     static_cast<long long>(tiles_m));
@@ -182,7 +184,7 @@ ctl_status* run_matmul(const OpContext& ctx) {
   // One dispatch per batch element, its operands' offsets worked out here.
   const size_t batch_words = p.words.size();
   const DeviceView* bases[4] = {&a, &b, &out, has_bias ? &bias : &out};
-  std::string name = std::string("matmul.") + dtype_name(dtype);
+  std::string name = std::string(direct ? "matmul_direct." : "matmul.") + dtype_name(dtype);
   if (is_float && dtype != CTL_DTYPE_F64 && in_double) name += ".d";
   const DeviceView& bias_arg = has_bias ? bias : out;  // any valid buffer when there is no bias
   for (int64_t index = 0; index < batches; ++index) {
