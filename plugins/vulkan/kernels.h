@@ -44,4 +44,13 @@ ctl_status* run_cross_entropy_backward(const OpContext& ctx);
 ctl_status* run_adamw_step(const OpContext& ctx);
 ctl_status* run_sgd_step(const OpContext& ctx);
 
+// conv_pool.cpp — direct convolution and pooling over NCHW
+ctl_status* run_conv2d(const OpContext& ctx);
+ctl_status* run_conv2d_backward_input(const OpContext& ctx);
+ctl_status* run_conv2d_backward_weight(const OpContext& ctx);
+ctl_status* run_max_pool2d(const OpContext& ctx);
+ctl_status* run_max_pool2d_backward(const OpContext& ctx);
+ctl_status* run_avg_pool2d(const OpContext& ctx);
+ctl_status* run_avg_pool2d_backward(const OpContext& ctx);
+
 }  // namespace catalyst::vulkan

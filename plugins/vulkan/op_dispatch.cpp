@@ -73,6 +73,13 @@ constexpr OpRun kRuns[] = {
     {CTL_OP_CROSS_ENTROPY_BACKWARD, run_cross_entropy_backward},
     {CTL_OP_ADAMW_STEP, run_adamw_step},
     {CTL_OP_SGD_STEP, run_sgd_step},
+    {CTL_OP_CONV2D, run_conv2d},
+    {CTL_OP_CONV2D_BACKWARD_INPUT, run_conv2d_backward_input},
+    {CTL_OP_CONV2D_BACKWARD_WEIGHT, run_conv2d_backward_weight},
+    {CTL_OP_MAX_POOL2D, run_max_pool2d},
+    {CTL_OP_MAX_POOL2D_BACKWARD, run_max_pool2d_backward},
+    {CTL_OP_AVG_POOL2D, run_avg_pool2d},
+    {CTL_OP_AVG_POOL2D_BACKWARD, run_avg_pool2d_backward},
     {CTL_OP_GELU_BACKWARD, run_gelu_backward},
     {CTL_OP_GELU_TANH_BACKWARD, run_gelu_backward},
 };

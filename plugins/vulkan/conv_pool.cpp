@@ -1,0 +1,215 @@
+// conv_pool.cpp — direct convolution and pooling over NCHW views: conv2d, its two backward
+// forms, max_pool2d, avg_pool2d and their backward forms (shaders/conv_pool.comp). One
+// invocation per output element, any strides, terms added in double in the reference's
+// order (so these need shaderFloat64). The checks are sdk/conv_geometry.hpp's.
+#include <string>
+
+#include "catalyst/sdk/conv_geometry.hpp"
+#include "kernels.h"
+
+namespace catalyst::vulkan {
+namespace {
+
+ctl_status* expect_double(const OpContext& ctx) {
+  if (ctx.device->dtype_mask & CTL_DTYPE_BIT(CTL_DTYPE_F64)) return nullptr;
+  return ctx.fail(CTL_STATUS_UNSUPPORTED, "computes in f64, which %s lacks", ctx.device->name.c_str());
+}
+
+void add4(Params* p, const int64_t* v) {
+  for (int i = 0; i < 4; ++i) p->add(static_cast<uint32_t>(v[i]));
+}
+
+// The parameter block of conv_pool.comp (see its header).
+Params conv_params(int64_t n, const DeviceView& first, const DeviceView* second, const DeviceView* bias,
+                   const DeviceView& out, const int64_t* x_shape, const int64_t* w_shape, int64_t oh, int64_t ow,
+                   const int64_t* geometry, bool max) {
+  Params p;
+  const int64_t zero[4] = {0, 0, 0, 0};
+  p.add(static_cast<uint32_t>(n));
+  add4(&p, first.strides);
+  add4(&p, second ? second->strides : zero);
+  p.add(bias ? static_cast<uint32_t>(bias->strides[0]) : 0u);
+  p.add(bias ? 1u : 0u);
+  add4(&p, out.strides);
+  add4(&p, x_shape);
+  add4(&p, w_shape);
+  p.add(static_cast<uint32_t>(oh));
+  p.add(static_cast<uint32_t>(ow));
+  for (int i = 0; i < 7; ++i) p.add(static_cast<uint32_t>(geometry[i]));
+  p.add(first.offset);
+  p.add(second ? second->offset : 0u);
+  p.add(bias ? bias->offset : 0u);
+  p.add(out.offset);
+  p.add(max ? 1u : 0u);
+  return p;
+}
+
+// ---- conv2d and its backward forms --------------------------------------------------
+
+// The views of a conv2d call and their sizes (N, C, H, W, O, ...; sdk/conv_geometry.hpp).
+struct Conv : sdk::Conv2dGeometry {
+  DeviceView x, w, bias, dy, out;
+  bool has_bias = false;
+};
+
+// op: CTL_OP_CONV2D (x, w, bias|NULL -> y), CTL_OP_CONV2D_BACKWARD_INPUT (dy, x, w -> dx),
+// CTL_OP_CONV2D_BACKWARD_WEIGHT (dy, x, w -> dw).
+ctl_status* conv_views(const OpContext& ctx, ctl_op_id op, Conv* v) {
+  const bool forward = op == CTL_OP_CONV2D;
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(forward ? 2 : 3, 3, 1, 1));
+  const char* out_name =
+      forward ? "output 0 (y)" : (op == CTL_OP_CONV2D_BACKWARD_INPUT ? "output 0 (dx)" : "output 0 (dweight)");
+  if (forward) {
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "x", &v->x));
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "weight", &v->w));
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "bias", &v->bias, true, &v->has_bias));
+    CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "y", &v->out));
+  } else {
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "dy", &v->dy));
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "x", &v->x));
+    CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "weight", &v->w));
+    CTL_SDK_RETURN_IF_ERROR(ctx.output(0, op == CTL_OP_CONV2D_BACKWARD_INPUT ? "dx" : "dweight", &v->out));
+  }
+  const char* x_name = forward ? "input 0 (x)" : "input 1 (x)";
+  const char* w_name = forward ? "input 1 (weight)" : "input 2 (weight)";
+  const ctl_dtype dtype = v->x.dtype;
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->w, w_name, dtype));
+  if (v->has_bias) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->bias, "input 2 (bias)", dtype));
+  if (!forward) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->dy, "input 0 (dy)", dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, out_name, dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_rank4(v->x, x_name)));
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_rank4(v->w, w_name)));
+
+  // The normalised form always carries attrs; a zeroed (or absent) struct means the defaults.
+  ctl_conv2d_attrs a;
+  bool given = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_CONV2D_ATTRS_STRUCT_SIZE, "ctl_conv2d_attrs", &given));
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::conv2d_geometry(a, v->x.shape, v->w.shape, v)));
+  const int64_t y_shape[4] = {v->N, v->O, v->OH, v->OW};
+  if (forward) {
+    if (v->has_bias && (v->bias.rank != 1 || v->bias.shape[0] != v->O)) {
+      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) must be 1-D of length %lld (weight's outputs)",
+                      static_cast<long long>(v->O));
+    }
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, y_shape)));
+  } else {
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->dy, "input 0 (dy)", y_shape)));
+    const DeviceView& target = op == CTL_OP_CONV2D_BACKWARD_INPUT ? v->x : v->w;
+    const int64_t shape[4] = {target.shape[0], target.shape[1], target.shape[2], target.shape[3]};
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, shape)));
+  }
+  return ctx.check(sdk::check_distinct(v->out, out_name));
+}
+
+ctl_status* run_conv(const OpContext& ctx, ctl_op_id op) {
+  Conv v;
+  CTL_SDK_RETURN_IF_ERROR(conv_views(ctx, op, &v));
+  CTL_SDK_RETURN_IF_ERROR(expect_double(ctx));
+  const int64_t n = v.out.numel();
+  if (n == 0) return nullptr;
+  const int64_t x_shape[4] = {v.N, v.C, v.H, v.W};
+  const int64_t w_shape[4] = {v.O, v.Cg, v.KH, v.KW};
+  const int64_t geo[7] = {v.sh, v.sw, v.ph, v.pw, v.dh, v.dw, v.Og};
+  const std::string t = dtype_name(v.x.dtype);
+  const uint32_t groups = ctx.loop_groups(n, kLoopLocal);
+  if (op == CTL_OP_CONV2D) {
+    const Params p =
+        conv_params(n, v.x, &v.w, v.has_bias ? &v.bias : nullptr, v.out, x_shape, w_shape, v.OH, v.OW, geo, false);
+    return ctx.dispatch("conv." + t, kLoopLocal, {}, groups, 1, p,
+                        {reads(v.x), reads(v.w), reads(v.has_bias ? v.bias : v.x), writes(v.out)});
+  }
+  if (op == CTL_OP_CONV2D_BACKWARD_INPUT) {
+    const Params p = conv_params(n, v.dy, &v.w, nullptr, v.out, x_shape, w_shape, v.OH, v.OW, geo, false);
+    return ctx.dispatch("conv_input." + t, kLoopLocal, {}, groups, 1, p,
+                        {reads(v.dy), reads(v.w), reads(v.dy), writes(v.out)});
+  }
+  const Params p = conv_params(n, v.dy, &v.x, nullptr, v.out, x_shape, w_shape, v.OH, v.OW, geo, false);
+  return ctx.dispatch("conv_weight." + t, kLoopLocal, {}, groups, 1, p,
+                      {reads(v.dy), reads(v.x), reads(v.dy), writes(v.out)});
+}
+
+// ---- pooling ------------------------------------------------------------------------
+
+// The views of a pooling call and their sizes (sdk/conv_geometry.hpp).
+struct Pool : sdk::Pool2dGeometry {
+  DeviceView x, dy, out;
+};
+
+ctl_status* pool_views(const OpContext& ctx, bool backward, Pool* v) {
+  const uint32_t inputs = backward ? 2 : 1;
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(inputs, inputs, 1, 1));
+  if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "dy", &v->dy));
+  CTL_SDK_RETURN_IF_ERROR(ctx.input(backward ? 1 : 0, "x", &v->x));
+  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, backward ? "dx" : "y", &v->out));
+  const char* x_name = backward ? "input 1 (x)" : "input 0 (x)";
+  const char* out_name = backward ? "output 0 (dx)" : "output 0 (y)";
+  if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->dy, "input 0 (dy)", v->x.dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, out_name, v->x.dtype));
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_rank4(v->x, x_name)));
+  ctl_pool2d_attrs a;
+  bool given = false;
+  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_POOL2D_ATTRS_STRUCT_SIZE, "ctl_pool2d_attrs", &given));
+  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; pooling needs a ctl_pool2d_attrs");
+  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::pool2d_geometry(a, v->x.shape, v)));
+  const int64_t y_shape[4] = {v->N, v->C, v->OH, v->OW};
+  if (backward) {
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->dy, "input 0 (dy)", y_shape)));
+    const int64_t x_shape[4] = {v->N, v->C, v->H, v->W};
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, x_shape)));
+  } else {
+    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, y_shape)));
+  }
+  return ctx.check(sdk::check_distinct(v->out, out_name));
+}
+
+ctl_status* run_pool(const OpContext& ctx, bool backward, bool max) {
+  Pool v;
+  CTL_SDK_RETURN_IF_ERROR(pool_views(ctx, backward, &v));
+  CTL_SDK_RETURN_IF_ERROR(expect_double(ctx));
+  const int64_t n = v.out.numel();
+  if (n == 0) return nullptr;
+  const int64_t x_shape[4] = {v.N, v.C, v.H, v.W};
+  const int64_t w_shape[4] = {0, 0, 0, 0};
+  const int64_t geo[7] = {v.kh, v.kw, v.sh, v.sw, v.ph, v.pw, v.exclude_padding ? 1 : 0};
+  const std::string t = dtype_name(v.x.dtype);
+  const uint32_t groups = ctx.loop_groups(n, kLoopLocal);
+  if (!backward) {
+    const Params p = conv_params(n, v.x, nullptr, nullptr, v.out, x_shape, w_shape, v.OH, v.OW, geo, max);
+    return ctx.dispatch("pool." + t, kLoopLocal, {}, groups, 1, p, {reads(v.x), reads(v.x), reads(v.x), writes(v.out)});
+  }
+  const Params p = conv_params(n, v.dy, &v.x, nullptr, v.out, x_shape, w_shape, v.OH, v.OW, geo, max);
+  return ctx.dispatch("pool_backward." + t, kLoopLocal, {}, groups, 1, p,
+                      {reads(v.dy), reads(v.x), reads(v.dy), writes(v.out)});
+}
+
+}  // namespace
+
+ctl_status* run_conv2d(const OpContext& ctx) {
+  return run_conv(ctx, CTL_OP_CONV2D);
+}
+
+ctl_status* run_conv2d_backward_input(const OpContext& ctx) {
+  return run_conv(ctx, CTL_OP_CONV2D_BACKWARD_INPUT);
+}
+
+ctl_status* run_conv2d_backward_weight(const OpContext& ctx) {
+  return run_conv(ctx, CTL_OP_CONV2D_BACKWARD_WEIGHT);
+}
+
+ctl_status* run_max_pool2d(const OpContext& ctx) {
+  return run_pool(ctx, false, true);
+}
+
+ctl_status* run_max_pool2d_backward(const OpContext& ctx) {
+  return run_pool(ctx, true, true);
+}
+
+ctl_status* run_avg_pool2d(const OpContext& ctx) {
+  return run_pool(ctx, false, false);
+}
+
+ctl_status* run_avg_pool2d_backward(const OpContext& ctx) {
+  return run_pool(ctx, true, false);
+}
+
+}  // namespace catalyst::vulkan
