@@ -457,6 +457,19 @@ TEST(Placement, BadArgumentsGetStatusesAndChangeNothing) {
   ctl_tensor* out = nullptr;
   EXPECT_NE(Status(ctl_op_binary(CTL_OP_ADD, a.get(), b.get(), &out)), nullptr);
 
+  // A released tensor beside a live one on another device: its own error, no move, no crash,
+  // even with every placement permission given.
+  set_policy(d.runtime.get(), /*cross=*/true, /*fallback=*/true);
+  ctl_tensor* doomed = nullptr;
+  Status made(ctl_tensor_to_device(a.get(), d.list[1], &doomed));
+  ctl_tensor_release(doomed);  // released: a dead handle from here on
+  ctl_tensor* with_dead[3] = {a.get(), b.get(), doomed};
+  Status dead(ctl_op_run(CTL_OP_WHERE, 3, with_dead, nullptr, 1, &out));
+  ASSERT_NE(dead, nullptr);
+  EXPECT_EQ(ctl_status_get_code(dead.get()), CTL_STATUS_INVALID_ARGUMENT);
+  ctl_tensor* sum_dead[2] = {doomed, b.get()};
+  ctl_tensor* into[1] = {a.get()};
+  EXPECT_NE(Status(ctl_op_run_into(CTL_OP_ADD, 2, sum_dead, nullptr, 1, into)), nullptr);
   EXPECT_NE(Status(ctl_tensor_transfer(nullptr, d.list[1], &out)), nullptr);
   EXPECT_NE(Status(ctl_tensor_transfer(a.get(), nullptr, &out)), nullptr);
   EXPECT_NE(Status(ctl_tensor_transfer(a.get(), d.list[1], nullptr)), nullptr);

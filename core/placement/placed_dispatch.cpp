@@ -44,11 +44,21 @@ ctl_runtime* runtime_of(size_t count, ctl_tensor* const* tensors) {
   return nullptr;
 }
 
-// True when the valid inputs (and outputs) live on more than one device.
+// True when every tensor given is a live tensor (NULL entries are absent optional ones):
+// placement never touches a call with a released or foreign handle, whose error stands.
+bool all_live(size_t count, ctl_tensor* const* tensors) {
+  for (size_t i = 0; tensors && i < count; ++i) {
+    if (tensors[i] && tensors[i]->magic != kTensorMagic) return false;
+  }
+  return true;
+}
+
+// True when the inputs (and outputs), all live, live on more than one device.
 bool spans_devices(size_t input_count, ctl_tensor* const* inputs, size_t output_count, ctl_tensor* const* outputs) {
+  if (!all_live(input_count, inputs) || !all_live(output_count, outputs)) return false;
   const ctl_device* first = nullptr;
   auto differs = [&](ctl_tensor* t) {
-    if (!t || t->magic != kTensorMagic) return false;
+    if (!t) return false;
     if (!first) first = t->device();
     return t->device() != first;
   };
@@ -283,7 +293,7 @@ bool run_op_placed(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, 
     *failure = run_allocating_on(target, nullptr, op, input_count, inputs, attrs, output_count, out_tensors);
     return true;
   }
-  if (code != CTL_STATUS_UNSUPPORTED) return false;
+  if (code != CTL_STATUS_UNSUPPORTED || !all_live(input_count, inputs)) return false;
   if (!state.fallback.load(std::memory_order_relaxed)) {
     *failure = append_to_message(*failure, kFallbackHint);
     return false;
@@ -312,7 +322,9 @@ bool run_op_into_placed(ctl_op_id op, size_t input_count, ctl_tensor* const* inp
     if (!*failure) *failure = run_op_into(op, input_count, placed.data(), attrs, output_count, outputs);
     return true;
   }
-  if (code != CTL_STATUS_UNSUPPORTED) return false;
+  if (code != CTL_STATUS_UNSUPPORTED || !all_live(input_count, inputs) || !all_live(output_count, outputs)) {
+    return false;
+  }
   if (!state.fallback.load(std::memory_order_relaxed)) {
     *failure = append_to_message(*failure, kFallbackHint);
     return false;
