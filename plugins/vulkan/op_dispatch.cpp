@@ -128,11 +128,12 @@ ctl_status* check_supported(const ctl_host_api* host, const ctl_plugin_device* d
   }
   const ctl_tensor_view* key = sdk::dtype_key_view(call, entry->key);
   const auto dtype = static_cast<ctl_dtype>(raw_enum(key->dtype));
-  // f64 log of a subnormal needs subnormal arithmetic, which some drivers flush (lavapipe).
-  if (entry->id == CTL_OP_LOG && dtype == CTL_DTYPE_F64 && !device->f64_denormals) {
+  // f64 log and pow (which takes a log) of a subnormal need subnormal arithmetic, which some
+  // drivers flush (lavapipe: pow(x, -1) at x = 2e-308 came out 5% off in CI).
+  if ((entry->id == CTL_OP_LOG || entry->id == CTL_OP_POW) && dtype == CTL_DTYPE_F64 && !device->f64_denormals) {
     return sdk::make_status(host, CTL_STATUS_UNSUPPORTED,
-                            "%slog: %s flushes f64 subnormals (no shaderDenormPreserveFloat64)", kLogPrefix,
-                            device->name.c_str());
+                            "%s%s: %s flushes f64 subnormals (no shaderDenormPreserveFloat64)", kLogPrefix,
+                            entry->name, device->name.c_str());
   }
   // math_f64.glsl's erfc is accurate to f32 only, so no f64 gelu epilogue.
   if (entry->id == CTL_OP_MATMUL && dtype == CTL_DTYPE_F64 && call->attrs &&

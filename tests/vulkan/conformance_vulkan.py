@@ -4,8 +4,8 @@
 conformance_vulkan.py CATALYST PLUGIN REPORT [--validation]
 
 Without --validation: the whole suite at --level full. It must reach at least core, and no
-case may fail except the ones listed in KNOWN_FAILURES (each with its reason); a listed
-case that passes is reported too, so the list cannot go stale.
+case may fail except the ones in FLUSH_DEPENDENT, whose outcome depends on whether the
+driver's threads flush subnormals (see there); the run prints how they came out.
 
 With --validation: the whole suite again, under VK_LAYER_KHRONOS_validation
 (CATALYST_VULKAN_VALIDATION=1), judged the same way. The plugin appends one line per
@@ -19,8 +19,13 @@ import sys
 import tempfile
 
 # gelu_tanh_backward's specials case: dy = inf at x = -10, where the derivative is
-# -2.8e-36; the plugin gives inf * that = -inf, the reference NaN. Open (plugins/vulkan/README.md).
-KNOWN_FAILURES = {f"gelu_tanh_backward.{d}.10" for d in ("f32", "f64", "f16", "bf16")}
+# -2.8e-36 but its exp(2u) term is near the f32 subnormal range. Where lavapipe's threads
+# keep subnormals the plugin gives inf * that = -inf against the reference's NaN (the
+# reference's tanh rounds to -1, so its derivative is exactly 0); where they flush, the
+# plugin gives NaN too and passes. Both outcomes were seen on this machine (a helper's
+# build, then CI), so these cases are reported, not judged, until the reference and the
+# plugins agree on the value (plugins/vulkan/README.md).
+FLUSH_DEPENDENT = {f"gelu_tanh_backward.{d}.10" for d in ("f32", "f64", "f16", "bf16")}
 
 
 def main():
@@ -50,13 +55,11 @@ def main():
         if layer_memory:
             print(f"memory watches under the validation layer (not judged here): {layer_memory}")
         failed -= set(layer_memory)
-    unexpected = sorted(failed - KNOWN_FAILURES)
+    unexpected = sorted(failed - FLUSH_DEPENDENT)
     assert not unexpected, f"cases failed: {unexpected}"
     ok = True
-    stale = sorted(KNOWN_FAILURES - failed)
-    if stale:
-        print(f"known failures that now pass (remove them from KNOWN_FAILURES): {stale}")
-        ok = False
+    print(f"subnormal-dependent cases (not judged): failed {sorted(failed & FLUSH_DEPENDENT)}, "
+          f"passed {sorted(FLUSH_DEPENDENT - failed)}")
     if not validation:
         level = result["level_reached"]
         print(f"level reached: {level} ({result.get('level_note', '')})")
