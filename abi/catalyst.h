@@ -259,7 +259,7 @@ CTL_EXPORT ctl_status* ctl_tensor_from_host(ctl_device* device, ctl_dtype dtype,
 /* Copies the tensor's elements to `dst` as contiguous row-major data, waiting for pending
  * work. dst_bytes must be at least numel * dtype size. */
 CTL_EXPORT ctl_status* ctl_tensor_to_host(const ctl_tensor* tensor, void* dst, size_t dst_bytes);
-/* A contiguous copy on `device` (any plugin). *out_tensor: new reference. */
+/* A contiguous copy on `device` (any plugin, any runtime). *out_tensor: new reference. */
 CTL_EXPORT ctl_status* ctl_tensor_to_device(const ctl_tensor* tensor, ctl_device* device, ctl_tensor** out_tensor);
 
 CTL_EXPORT void ctl_tensor_retain(ctl_tensor* tensor);
