@@ -9,6 +9,7 @@
 #include "c_guard.h"
 #include "comm.h"
 #include "comm_loader.h"
+#include "enum_value.h"
 #include "host_reduce.h"
 #include "in_process.h"
 #include "runtime.h"
@@ -229,8 +230,10 @@ ctl_status* check_data_tensor(ctl_tensor* tensor, const char* argument, bool red
   return nullptr;
 }
 
-ctl_status* check_op(ctl_comm_reduce_op op) {
-  const int value = static_cast<int>(op);
+// By reference: a C caller may pass any int, and loading an out-of-range value as the enum
+// is undefined in C++ (enum_value.h).
+ctl_status* check_op(const ctl_comm_reduce_op& op) {
+  const int value = enum_value(op);
   CTL_CHECK_ARG(value >= CTL_COMM_SUM && value <= CTL_COMM_MIN, "argument 'op' is %d, not a ctl_comm_reduce_op", value);
   return nullptr;
 }
@@ -486,6 +489,7 @@ CTL_EXPORT void ctl_comm_request_release(ctl_comm_request* request) {
 
 CTL_EXPORT ctl_status* ctl_comm_allreduce(ctl_comm* comm, ctl_tensor* tensor, ctl_comm_reduce_op op,
                                           const ctl_comm_call_options* options) {
+  CTL_RETURN_IF_ERROR(check_op(op));  // before `op` is copied into the call below
   return blocking([&](ctl_comm_request** r) { return ctl_comm_allreduce_async(comm, tensor, op, options, r); });
 }
 CTL_EXPORT ctl_status* ctl_comm_broadcast(ctl_comm* comm, ctl_tensor* tensor, uint32_t root,
@@ -498,6 +502,7 @@ CTL_EXPORT ctl_status* ctl_comm_allgather(ctl_comm* comm, ctl_tensor* input, ctl
 }
 CTL_EXPORT ctl_status* ctl_comm_reduce_scatter(ctl_comm* comm, ctl_tensor* input, ctl_tensor* output,
                                                ctl_comm_reduce_op op, const ctl_comm_call_options* options) {
+  CTL_RETURN_IF_ERROR(check_op(op));  // before `op` is copied into the call below
   return blocking(
       [&](ctl_comm_request** r) { return ctl_comm_reduce_scatter_async(comm, input, output, op, options, r); });
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "c_guard.h"
+#include "enum_value.h"
 #include "placement/placed_dispatch.h"
 #include "placement/transfer.h"
 #include "runtime.h"
@@ -23,7 +24,7 @@ CTL_EXPORT ctl_status* ctl_runtime_set_placement_policy(ctl_runtime* runtime, co
                     "policy->struct_size is %zu; expected %zu (CTL_PLACEMENT_POLICY_STRUCT_SIZE)", policy->struct_size,
                     static_cast<size_t>(CTL_PLACEMENT_POLICY_STRUCT_SIZE));
       std::memcpy(&p, policy, std::min(policy->struct_size, sizeof p));
-      const int mode = static_cast<int>(p.mode);
+      const int mode = enum_value(p.mode);  // any int may arrive from C (enum_value.h)
       CTL_CHECK_ARG(mode == CTL_PLACEMENT_EXPLICIT || mode == CTL_PLACEMENT_AUTOMATIC,
                     "policy->mode is %d, not a ctl_placement_mode", mode);
       CTL_CHECK_ARG(p.devices || p.device_count == 0, "policy->devices is NULL but device_count is %zu",
