@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -183,6 +184,11 @@ void fault(ctl_comm* comm, ctl_device* device, const std::string& mode) {
   std::printf("rank %d: %s: %s\n", rank, e.empty() ? "no error" : "expected error", e.c_str());
   std::fflush(stdout);
   ctl_tensor_release(t);
+  // A rank that failed ends without MPI_Finalize (plugins/mpi/README.md, "Faults"), and
+  // mpirun then kills the ranks still running: wait long enough for the others, whose
+  // 300 ms deadline has passed too, to print what they got (seen under load in CI: rank 2 of
+  // 3 killed before it printed).
+  if (!e.empty()) std::this_thread::sleep_for(std::chrono::seconds(3));
 }
 
 }  // namespace
