@@ -196,8 +196,8 @@ class Parser {
       if (pos_ >= text_.size() || text_[pos_] != ':') return fail("expected ':' after a member name");
       ++pos_;
       skip_space();
-      out->members.emplace_back(std::move(key), JsonValue{});
-      if (!value(&out->members.back().second, depth + 1)) return false;
+      out->members.push_back(JsonMember{std::move(key), JsonValue{}});
+      if (!value(&out->members.back().value, depth + 1)) return false;
       skip_space();
       if (pos_ < text_.size() && text_[pos_] == ',') {
         ++pos_;

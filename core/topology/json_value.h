@@ -9,14 +9,18 @@
 
 namespace catalyst::topology {
 
+struct JsonMember;
+
 struct JsonValue {
   enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
   Kind kind = Kind::kNull;
   bool boolean = false;
   double number = 0;
   std::string text;
-  std::vector<JsonValue> items;                            // an array's elements
-  std::vector<std::pair<std::string, JsonValue>> members;  // an object's, in file order
+  std::vector<JsonValue> items;  // an array's elements
+  // An object's members, in file order. A struct rather than std::pair: a pair of the
+  // still-incomplete JsonValue is ill-formed, which Clang with libstdc++ 12 rejects.
+  std::vector<JsonMember> members;
 
   bool is_object() const { return kind == Kind::kObject; }
   bool is_array() const { return kind == Kind::kArray; }
@@ -24,6 +28,11 @@ struct JsonValue {
   bool is_number() const { return kind == Kind::kNumber; }
   // The member called `key`, or nullptr.
   const JsonValue* find(const std::string& key) const;
+};
+
+struct JsonMember {
+  std::string name;
+  JsonValue value;
 };
 
 // Parses `text` as one JSON value. False, with *out_error saying where and what, when it is
