@@ -82,6 +82,12 @@ std::vector<ctl_device*> policy_devices(ctl_runtime* runtime, ctl_placement_mode
   return all;
 }
 
+ctl_placement_mode policy_mode(ctl_runtime* runtime) {
+  PlacementState& state = *runtime->placement;
+  std::lock_guard lock(state.mutex);
+  return state.mode;
+}
+
 uint64_t link_bandwidth(ctl_runtime* runtime, const ctl_device* from, const ctl_device* to) {
   if (from == to) return UINT64_MAX;
   ctl_device_link link{};
@@ -98,8 +104,7 @@ uint64_t link_bandwidth(ctl_runtime* runtime, const ctl_device* from, const ctl_
 // which moving the others costs least (bytes over the link's bandwidth).
 ctl_device* cross_device_target(ctl_runtime* runtime, size_t input_count, ctl_tensor* const* inputs,
                                 size_t output_count, ctl_tensor* const* outputs) {
-  ctl_placement_mode mode;
-  policy_devices(runtime, &mode);
+  const ctl_placement_mode mode = policy_mode(runtime);
   std::vector<ctl_tensor*> tensors;
   for (size_t i = 0; outputs && i < output_count; ++i) {
     if (outputs[i]) tensors.push_back(outputs[i]);
