@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CTL_ABI_VERSION_MAJOR 1
-#define CTL_ABI_VERSION_MINOR 4
+#define CTL_ABI_VERSION_MINOR 5
 
 /* Largest tensor rank the ABI carries. */
 #define CTL_MAX_RANK 8
@@ -413,7 +413,11 @@ typedef enum ctl_op_id {
   CTL_OP_MAX_POOL2D_BACKWARD = 260,    /* inputs dy, x; same attrs; dx: each dy goes to the first
                                           maximum of its window (NaN counts as the maximum) */
   CTL_OP_AVG_POOL2D = 261,             /* input x; attrs ctl_pool2d_attrs; output y */
-  CTL_OP_AVG_POOL2D_BACKWARD = 262     /* inputs dy, x (for its shape); same attrs; dx */
+  CTL_OP_AVG_POOL2D_BACKWARD = 262,    /* inputs dy, x (for its shape); same attrs; dx */
+  /* ops made by graph passes (ABI 1.5) */
+  CTL_OP_FUSED_ELEMENTWISE = 288 /* 1..CTL_FUSED_MAX_INPUTS inputs of one float dtype,
+                                    broadcast; attrs ctl_fused_elementwise_attrs (a small
+                                    program of elementwise ops); one output of that dtype */
 } ctl_op_id;
 
 /* The op's name ("add", "matmul", ...) or NULL for an unknown id. */
@@ -883,6 +887,136 @@ typedef struct ctl_device_usage {
 #define CTL_DEVICE_USAGE_STRUCT_SIZE (offsetof(ctl_device_usage, bytes_out) + sizeof(uint64_t))
 
 CTL_EXPORT ctl_status* ctl_device_get_usage(const ctl_device* device, ctl_device_usage* out_usage);
+
+/* ---- Graphs (since 1.5) ----
+ *
+ * A step of ops (forward, autograd's backward, the optimizer's update) can be captured
+ * once and launched many times. Between ctl_runtime_begin_capture and
+ * ctl_runtime_end_capture, the calling thread's ops on the runtime's devices are checked
+ * exactly as eager calls are (a bad call gets the same status, and is not recorded) and
+ * their outputs are allocated, but nothing runs: each op, zero fill and host-to-device
+ * write becomes a node of the graph. Reading a tensor's data back to the host, moving
+ * tensors between devices and collective communication are refused while capturing
+ * (CTL_STATUS_FAILED_PRECONDITION), because their result would be unknown.
+ *
+ * A graph owns the device memory its nodes use. Launching it runs the nodes in order on
+ * the tensors captured, so a program writes fresh input data into the captured input
+ * tensors (ctl_tensor_copy_from_host) and launches again. Shapes are fixed: a new shape
+ * needs a new capture. Other threads' ops run eagerly during a capture.
+ *
+ * ctl_graph_optimize runs named passes over the graph (docs/graphs.md): "dce" (dead
+ * nodes), "fold" (constant folding), "cse" (common subexpressions), "fuse_elementwise",
+ * "fuse_epilogue" (bias and activation into matmul) and "plan_memory" (buffers shared by
+ * liveness). A graph launched without it runs the ops exactly as captured. */
+
+typedef struct ctl_graph ctl_graph;
+
+/* Starts capturing the calling thread's ops on `runtime`. FAILED_PRECONDITION when this
+ * thread is already capturing. */
+CTL_EXPORT ctl_status* ctl_runtime_begin_capture(ctl_runtime* runtime);
+/* Ends this thread's capture on `runtime`. *out_graph: new reference (also on an empty
+ * capture). FAILED_PRECONDITION when no capture was begun here. */
+CTL_EXPORT ctl_status* ctl_runtime_end_capture(ctl_runtime* runtime, ctl_graph** out_graph);
+/* The id the next node captured on this thread will get (ids count from 0 in capture
+ * order and survive optimisation), so a program can find its nodes again, e.g. to update
+ * an optimizer's learning rate with ctl_graph_set_node_attrs. FAILED_PRECONDITION when
+ * not capturing. */
+CTL_EXPORT ctl_status* ctl_runtime_capture_next_node(ctl_runtime* runtime, uint64_t* out_node);
+
+CTL_EXPORT void ctl_graph_retain(ctl_graph* graph);
+CTL_EXPORT void ctl_graph_release(ctl_graph* graph);
+
+typedef struct ctl_graph_options {
+  size_t struct_size; /* CTL_GRAPH_OPTIONS_STRUCT_SIZE */
+  const void* next;
+  /* Comma-separated pass names, run in the order written; NULL: the variable
+   * CATALYST_GRAPH_PASSES if set, else every pass; "none": none. A name prefixed with '-'
+   * removes that pass from the default list ("-cse,-plan_memory"). */
+  const char* passes;
+} ctl_graph_options;
+#define CTL_GRAPH_OPTIONS_STRUCT_SIZE (offsetof(ctl_graph_options, passes) + sizeof(const char*))
+
+/* Optimises `graph` in place; options may be NULL (the default passes). A graph is
+ * optimised at most once (FAILED_PRECONDITION after that, and after its first launch). */
+CTL_EXPORT ctl_status* ctl_graph_optimize(ctl_graph* graph, const ctl_graph_options* options);
+
+/* Runs every node in order on its device's default stream and returns without waiting
+ * (as eager ops do); read results with ctl_tensor_to_host or wait with
+ * ctl_runtime_synchronize. A node that fails stops the launch with its status. */
+CTL_EXPORT ctl_status* ctl_graph_launch(ctl_graph* graph);
+
+/* Replaces the attributes of captured node `node` (an id from
+ * ctl_runtime_capture_next_node) for later launches. Only ops whose attributes change no
+ * shape may be updated: adamw_step, sgd_step and fill. The attrs are checked as the op
+ * checks them; a bad value changes nothing. */
+CTL_EXPORT ctl_status* ctl_graph_set_node_attrs(ctl_graph* graph, uint64_t node, const void* attrs);
+
+typedef struct ctl_graph_stats {
+  size_t struct_size;        /* CTL_GRAPH_STATS_STRUCT_SIZE */
+  uint64_t captured_nodes;   /* nodes as captured */
+  uint64_t nodes;            /* nodes now (after optimisation) */
+  uint64_t launches_per_run; /* plugin calls one ctl_graph_launch makes */
+  uint64_t unfused_nodes;    /* fused nodes that run as their separate ops, because the
+                                device's plugin does not support the fused op */
+  uint64_t device_bytes;     /* device memory the graph's intermediate buffers use */
+  uint64_t captured_device_bytes; /* the same before memory planning */
+  uint64_t runs;             /* completed ctl_graph_launch calls */
+} ctl_graph_stats;
+#define CTL_GRAPH_STATS_STRUCT_SIZE (offsetof(ctl_graph_stats, runs) + sizeof(uint64_t))
+
+CTL_EXPORT ctl_status* ctl_graph_get_stats(const ctl_graph* graph, ctl_graph_stats* out_stats);
+
+/* What one pass did, in the order the passes ran. */
+typedef struct ctl_graph_pass_record {
+  size_t struct_size; /* CTL_GRAPH_PASS_RECORD_STRUCT_SIZE */
+  const char* name;   /* borrowed; static */
+  uint64_t nodes_before;
+  uint64_t nodes_after;
+  uint64_t device_bytes_before;
+  uint64_t device_bytes_after;
+  uint64_t changes; /* nodes removed, merged or rewritten */
+} ctl_graph_pass_record;
+#define CTL_GRAPH_PASS_RECORD_STRUCT_SIZE (offsetof(ctl_graph_pass_record, changes) + sizeof(uint64_t))
+
+/* Copies up to `capacity` records; *out_count: how many passes ran. */
+CTL_EXPORT ctl_status* ctl_graph_pass_report(const ctl_graph* graph, size_t capacity, ctl_graph_pass_record* out_records,
+                                             size_t* out_count);
+
+typedef enum ctl_graph_stage {
+  CTL_GRAPH_CAPTURED = 0, /* the nodes as captured */
+  CTL_GRAPH_CURRENT = 1   /* the nodes as they run now */
+} ctl_graph_stage;
+
+/* Writes the graph at `stage` as Graphviz DOT to `path`: one box per node (op, shapes,
+ * device), an edge per buffer read, and a header with the node counts. */
+CTL_EXPORT ctl_status* ctl_graph_write_dot(const ctl_graph* graph, ctl_graph_stage stage, const char* path);
+
+/* ---- The fused elementwise op (since 1.5) ----
+ *
+ * CTL_OP_FUSED_ELEMENTWISE runs a straight-line program per element. Registers
+ * 0 .. input_count-1 hold the inputs' elements; instruction i writes register
+ * input_count + i; the last instruction's register is the output. Each instruction is a
+ * float elementwise op of the op set: unary (neg .. reciprocal) reads register `a`; binary
+ * (add .. minimum, gelu_backward, gelu_tanh_backward) reads `a` and `b`. Every result is
+ * rounded to the dtype as the separate op would round it, so a plugin that computes each
+ * instruction as its own op does gives the unfused result bit for bit. Graph passes make
+ * this op; programs may also call it. */
+#define CTL_FUSED_MAX_INPUTS 8
+#define CTL_FUSED_MAX_INSTRUCTIONS 16
+
+typedef struct ctl_fused_instruction {
+  ctl_op_id op;
+  uint16_t a; /* operand registers */
+  uint16_t b; /* unused by unary ops */
+} ctl_fused_instruction;
+
+typedef struct ctl_fused_elementwise_attrs {
+  size_t struct_size; /* CTL_FUSED_ELEMENTWISE_ATTRS_STRUCT_SIZE */
+  uint32_t instruction_count; /* 1 .. CTL_FUSED_MAX_INSTRUCTIONS */
+  ctl_fused_instruction program[CTL_FUSED_MAX_INSTRUCTIONS];
+} ctl_fused_elementwise_attrs;
+#define CTL_FUSED_ELEMENTWISE_ATTRS_STRUCT_SIZE \
+  (offsetof(ctl_fused_elementwise_attrs, program) + sizeof(ctl_fused_instruction[CTL_FUSED_MAX_INSTRUCTIONS]))
 
 #ifdef __cplusplus
 } /* extern "C" */
