@@ -12,6 +12,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -32,7 +34,8 @@ struct RunIdentity {
   ctl_dtype dtype = CTL_DTYPE_F32;
   int64_t batch = 0;
   uint64_t seed = 0;
-  uint64_t train_bytes = 0;  // the training split's size: the sampler draws windows from it
+  uint64_t train_bytes = 0;           // the training split's size: the sampler draws windows from it
+  ctl_dtype compute = CTL_DTYPE_F32;  // --precision: the products' dtype (f32, bf16 or f16)
 };
 
 // Where the run stands.
@@ -40,6 +43,11 @@ struct Progress {
   int64_t step = 0;             // steps done
   int64_t optimizer_steps = 0;  // AdamW's step count (one per training step)
   uint64_t sampler_state = 0;   // the training WindowSampler's state
+  // f16's dynamic loss scaling (1, 0 and 0 otherwise): the scale, the good steps since it
+  // last changed and the steps skipped (the optimizer did not step on those).
+  double loss_scale = 1.0;
+  int64_t loss_scale_good_steps = 0;
+  int64_t skipped_steps = 0;
 };
 
 namespace detail {
@@ -140,7 +148,13 @@ inline std::string first_bad_value(const unsigned char* bytes, size_t count, ctl
 
 // The checkpoint's metadata: the counters, and the identity a resuming run must match.
 inline std::map<std::string, std::string> checkpoint_metadata(const RunIdentity& run, const Progress& progress) {
+  char scale[40];
+  std::snprintf(scale, sizeof scale, "%.17g", progress.loss_scale);  // round-trips exactly
   return {{"step", std::to_string(progress.step)},
+          {"precision", nn::precision_name(run.compute)},
+          {"loss_scale", scale},
+          {"loss_scale_good_steps", std::to_string(progress.loss_scale_good_steps)},
+          {"skipped_steps", std::to_string(progress.skipped_steps)},
           {"optimizer_steps", std::to_string(progress.optimizer_steps)},
           {"sampler_state", std::to_string(progress.sampler_state)},
           {"config", detail::model_config_text(run.model)},
@@ -192,6 +206,13 @@ inline Progress load_checkpoint(const Runtime& runtime, const std::string& path,
     throw bad("the metadata field 'dtype' is '" + field("dtype") + "', but this run's model is " +
               detail::dtype_text(run.dtype));
   }
+  // Checkpoints from before --precision have no such field: they trained in f32.
+  const auto precision_it = file.metadata.find("precision");
+  const std::string precision = precision_it == file.metadata.end() ? "f32" : precision_it->second;
+  if (precision != nn::precision_name(run.compute)) {
+    throw bad("the metadata field 'precision' is '" + precision + "', but this run has --precision " +
+              nn::precision_name(run.compute) + " (resume with the precision it was trained with)");
+  }
   const uint64_t batch = number("batch", INT64_MAX, "a batch size");
   if (batch != static_cast<uint64_t>(run.batch)) {
     throw bad("the metadata field 'batch' is " + std::to_string(batch) + ", but this run has --batch " +
@@ -216,10 +237,29 @@ inline Progress load_checkpoint(const Runtime& runtime, const std::string& path,
     throw bad("the metadata field 'step' is " + std::to_string(progress.step) + ", past --steps " +
               std::to_string(max_step) + " (pass a larger --steps to train further)");
   }
+  // Loss scaling: absent before --precision (f32: scale 1, nothing skipped).
+  const bool scaled = file.metadata.count("loss_scale") != 0;
+  if (scaled) {
+    const std::string& text = field("loss_scale");
+    char* end = nullptr;
+    progress.loss_scale = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(progress.loss_scale) || progress.loss_scale <= 0) {
+      throw bad("the metadata field 'loss_scale' is '" + text + "', not a positive finite number");
+    }
+    progress.loss_scale_good_steps = static_cast<int64_t>(number("loss_scale_good_steps", INT64_MAX, "a step count"));
+    progress.skipped_steps = static_cast<int64_t>(
+        number("skipped_steps", static_cast<uint64_t>(progress.step), "a step count (at most 'step')"));
+  }
+  if (run.compute != CTL_DTYPE_F16 && (progress.loss_scale != 1.0 || progress.skipped_steps != 0)) {
+    throw bad("the metadata fields 'loss_scale' and 'skipped_steps' are " + field("loss_scale") + " and " +
+              field("skipped_steps") + ", but only f16 scales the loss (1 and 0 expected)");
+  }
   progress.optimizer_steps = static_cast<int64_t>(number("optimizer_steps", INT64_MAX, "a step count"));
-  if (progress.optimizer_steps != progress.step) {
+  if (progress.optimizer_steps != progress.step - progress.skipped_steps) {
     throw bad("the metadata field 'optimizer_steps' is " + std::to_string(progress.optimizer_steps) +
-              ", but 'step' is " + std::to_string(progress.step) + " (the trainer takes one optimizer step per step)");
+              ", but 'step' is " + std::to_string(progress.step) + " and 'skipped_steps' " +
+              std::to_string(progress.skipped_steps) +
+              " (the trainer takes one optimizer step per step that was not skipped)");
   }
   // The sampler's state is a Weyl counter, seed + draws * increment (mod 2^64), so the number
   // of windows it has drawn can be read back from it: `step` batches of `batch` windows, plus

@@ -101,7 +101,7 @@ void train_rank(SharedRun& shared, const catalyst::Runtime& rt, catalyst::Device
   adam.weight_decay = o.weight_decay;
   catalyst::optim::AdamW optimizer(params, adam);
   catalyst::WindowSampler sampler(data.train(), o.seed);
-  const catalyst::gpt::RunIdentity identity{config, CTL_DTYPE_F32, o.batch, o.seed, data.train().size()};
+  const catalyst::gpt::RunIdentity identity{config, CTL_DTYPE_F32, o.batch, o.seed, data.train().size(), CTL_DTYPE_F32};
   int64_t start_step = 0;
   if (o.resume) {
     const catalyst::gpt::Progress progress =
@@ -183,7 +183,7 @@ void train_rank(SharedRun& shared, const catalyst::Runtime& rt, catalyst::Device
     log.flush();
     if ((step + 1) % o.checkpoint_every == 0 || last) {
       catalyst::gpt::save_checkpoint(checkpoint, params, optimizer.state(), identity,
-                                     {step + 1, optimizer.steps(), sampler.state()});
+                                     {step + 1, optimizer.steps(), sampler.state(), 1.0, 0, 0});
       write_rank_count(o.out_dir, ranks);
     }
     if (o.kill_after_step == step + 1) raise(SIGKILL);
@@ -222,6 +222,10 @@ catalyst::Runtime plain_runtime() {
 
 // Runs the whole data-parallel training; the exit status of main.
 int run_data_parallel(const Options& o) {
+  if (o.compute != CTL_DTYPE_F32) {  // mpirun implies data parallelism, past parse()'s check
+    throw catalyst::Error(CTL_STATUS_INVALID_ARGUMENT,
+                          "--precision " + o.precision + " runs on one device for now, not data-parallel");
+  }
   SharedRun shared;
   shared.o = &o;
   catalyst::ByteDataset data(o.data, static_cast<size_t>(40 * (o.context + 2)), 0.1);

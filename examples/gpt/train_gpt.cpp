@@ -64,6 +64,9 @@ struct Options {
   std::string split;                       // --split 3,1: blocks per --devices stage (pipeline.hpp)
   int64_t micro_batches = 1;               // --micro-batches N: each step's batch in N pieces
   bool allow_fallback = false;             // --allow-fallback: ops a device lacks run on another
+  std::string precision = "f32";           // --precision f32|bf16|f16: the products' dtype
+  ctl_dtype compute = CTL_DTYPE_F32;       // parsed from --precision
+  std::optional<int64_t> inject_overflow;  // tests: this step's loss times 1e30 (f16 must skip it)
 };
 
 void usage(FILE* out) {
@@ -93,12 +96,18 @@ void usage(FILE* out) {
       "training:\n"
       "  --steps N (1200)  --batch N (16)  --lr X (3e-3)  --min-lr X (3e-4)  --warmup N (50)\n"
       "  --clip X (1.0)  --weight-decay X (0.1)  --seed N (1337)\n"
+      "  --precision P         f32, bf16 or f16 (default f32): matmuls and attention's products on 16-bit\n"
+      "                        copies with f32 accumulation; norms, softmax, loss and AdamW stay f32 on f32\n"
+      "                        master weights. f16 scales the loss dynamically (scale and skipped steps in\n"
+      "                        log.jsonl). Fast where the CPU multiplies 16-bit numbers natively (AMX,\n"
+      "                        AVX512-BF16/FP16); elsewhere it converts and may be slower than f32\n"
       "  --eval-every N (100)  --eval-batches N (8)  --checkpoint-every N (100)\n"
       "output:\n"
       "  --sample-length N (400)  --temperature X (0.8)  --quiet (no progress bar)\n"
       "testing:\n"
       "  --kill-after-step N   die by SIGKILL right after step N (and its checkpoint), to test --resume\n"
-      "                        (default: never)\n");
+      "                        (default: never)\n"
+      "  --inject-overflow-at-step N   multiply step N's loss by 1e30 before backward (f16 must skip the step)\n");
 }
 
 bool parse(int argc, char** argv, Options* o, std::string* error) {
@@ -134,6 +143,8 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
   flags.add("--split", &o->split);
   flags.add("--micro-batches", &o->micro_batches);
   flags.add_switch("--allow-fallback", &o->allow_fallback);
+  flags.add("--precision", &o->precision);
+  flags.add("--inject-overflow-at-step", &o->inject_overflow);
   if (!flags.parse(argc, argv, 0, nullptr, error)) return false;
   if (help) {
     usage(stdout);
@@ -157,6 +168,14 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
   }
   if (!o->device.empty() && !o->devices.empty() && !o->data_parallel) {
     *error = "give either --device (one device) or --devices (a layer split), not both";
+    return false;
+  }
+  if (!catalyst::nn::parse_precision(o->precision, &o->compute)) {
+    *error = "--precision is '" + o->precision + "'; it must be f32, bf16 or f16";
+    return false;
+  }
+  if (o->compute != CTL_DTYPE_F32 && (o->data_parallel || !o->devices.empty())) {
+    *error = "--precision " + o->precision + " runs on one device for now (not with --devices or --data-parallel)";
     return false;
   }
   if (o->kill_after_step && *o->kill_after_step < 0) {
@@ -358,6 +377,7 @@ int main(int argc, char** argv) {
 
     catalyst::nn::GPTConfig config{256, o.context, o.width, o.heads, o.layers};
     catalyst::nn::GPT model(device, CTL_DTYPE_F32, config, o.seed);
+    model.set_precision(rt, o.compute);
     const auto labels = catalyst::gpt::device_labels(rt);
     std::vector<std::string> stage_labels;
     for (const auto& d : stages) stage_labels.push_back(labels.at(d.get()));
@@ -379,7 +399,8 @@ int main(int argc, char** argv) {
     adam.weight_decay = o.weight_decay;
     catalyst::optim::AdamW optimizer(params, adam);
     catalyst::WindowSampler sampler(data.train(), o.seed);
-    const catalyst::gpt::RunIdentity identity{config, CTL_DTYPE_F32, o.batch, o.seed, data.train().size()};
+    catalyst::optim::LossScaler scaler(o.compute == CTL_DTYPE_F16);
+    const catalyst::gpt::RunIdentity identity{config, CTL_DTYPE_F32, o.batch, o.seed, data.train().size(), o.compute};
     int64_t start_step = 0;
 
     if (o.resume) {
@@ -389,6 +410,8 @@ int main(int argc, char** argv) {
       start_step = progress.step;
       optimizer.set_steps(progress.optimizer_steps);
       sampler.set_state(progress.sampler_state);
+      scaler.set_state(progress.loss_scale, progress.loss_scale_good_steps, progress.skipped_steps);
+      model.new_step();  // the weights were replaced
       keep_log_until(log_path, start_step);
       std::fprintf(stderr, "resumed from %s at step %lld\n", checkpoint.c_str(), static_cast<long long>(start_step));
     } else {
@@ -396,15 +419,16 @@ int main(int argc, char** argv) {
     }
     const double unigram = data.unigram_entropy_nats();
     std::fprintf(stderr,
-                 "training a %lld-parameter GPT (context %lld, width %lld, %lld heads, %lld layers) on %s (%zu bytes) "
-                 "on %s\nbaseline: predicting byte frequencies gives a validation loss of %.3f nats\n",
+                 "training a %lld-parameter GPT (context %lld, width %lld, %lld heads, %lld layers, %s products) on "
+                 "%s (%zu bytes) on %s\nbaseline: predicting byte frequencies gives a validation loss of %.3f nats\n",
                  static_cast<long long>(count), static_cast<long long>(o.context), static_cast<long long>(o.width),
-                 static_cast<long long>(o.heads), static_cast<long long>(o.layers), o.data.c_str(), data.size(),
-                 placement_text.c_str(), unigram);
+                 static_cast<long long>(o.heads), static_cast<long long>(o.layers), o.precision.c_str(), o.data.c_str(),
+                 data.size(), placement_text.c_str(), unigram);
 
     auto save = [&](int64_t step) {
-      catalyst::gpt::save_checkpoint(checkpoint, params, optimizer.state(), identity,
-                                     {step, optimizer.steps(), sampler.state()});
+      catalyst::gpt::save_checkpoint(
+          checkpoint, params, optimizer.state(), identity,
+          {step, optimizer.steps(), sampler.state(), scaler.scale(), scaler.good_steps(), scaler.skipped_steps()});
     };
 
     std::ofstream log(log_path, std::ios::app);
@@ -426,17 +450,23 @@ int main(int argc, char** argv) {
         const std::vector<int32_t> xm(x.begin() + from, x.begin() + to), ym(y.begin() + from, y.begin() + to);
         catalyst::Tensor loss =
             model.loss(ids_tensor(device, rows, o.context, xm), ids_tensor(device, rows, o.context, ym));
-        if (o.micro_batches == 1) {
+        // The loss scale (f16; 1 otherwise) and the test's injected overflow multiply the
+        // loss that backward starts from, not the loss reported.
+        double factor = scaler.scale() / double(o.micro_batches);
+        if (o.inject_overflow == step + 1) factor *= 1e30;
+        if (factor == 1.0) {
           loss.backward();
         } else {
-          (loss * (1.0 / double(o.micro_batches))).backward();
+          (loss * factor).backward();
         }
         value += loss.item() / double(o.micro_batches);
       }
-      const double norm = catalyst::optim::clip_grad_norm(rt, params, o.clip);
+      double norm = 0;
+      const bool good = scaler.unscale_and_clip(rt, params, o.clip, &norm);
       const double lr = catalyst::optim::warmup_cosine(step, o.warmup, o.steps, o.lr, o.min_lr);
-      optimizer.step(rt, lr);
+      if (good) optimizer.step(rt, lr);  // a skipped step (f16 overflow) changes no weight
       optimizer.zero_grad();
+      model.new_step();  // the 16-bit weight copies are stale now
       smoothed = std::isnan(smoothed) ? value : 0.9 * smoothed + 0.1 * value;
       const double step_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       const bool last = step + 1 == o.steps;
@@ -449,10 +479,18 @@ int main(int argc, char** argv) {
       const double tokens_per_second = double((step - start_step + 1) * o.batch * o.context) / elapsed;
       std::ostringstream record;
       record.precision(9);  // losses to f32 precision: split runs are compared bit for bit
-      record << "{\"step\": " << step + 1 << ", \"loss\": " << value << ", \"lr\": " << lr
-             << ", \"grad_norm\": " << norm << ", \"tokens_per_second\": " << tokens_per_second
-             << ", \"step_seconds\": " << step_seconds;
+      record << "{\"step\": " << step + 1 << ", \"loss\": " << value << ", \"lr\": " << lr << ", \"grad_norm\": ";
+      if (std::isfinite(norm)) {
+        record << norm;
+      } else {
+        record << "null";  // an overflowed f16 step; JSON has no inf or NaN
+      }
+      record << ", \"tokens_per_second\": " << tokens_per_second << ", \"step_seconds\": " << step_seconds;
       if (evaluated_last_step) record << ", \"val_loss\": " << *last_val;
+      if (scaler.enabled()) {
+        record << ", \"loss_scale\": " << scaler.scale() << ", \"skipped\": " << (good ? "false" : "true")
+               << ", \"skipped_steps\": " << scaler.skipped_steps();
+      }
       const auto use = meter.sample();
       record << ", " << catalyst::gpt::DeviceMeter::json(use) << "}";
       log << record.str() << "\n";

@@ -1,15 +1,19 @@
 // nn.hpp — the pieces of a model, on catalyst.hpp: named parameters initialised from the
 // counter-based generator (so one seed gives the same model on every device), Linear,
-// Embedding, LayerNorm, causal multi-head self-attention, an MLP, and a GPT.
+// Embedding, LayerNorm, causal multi-head self-attention, an MLP, and a GPT. Linear and
+// attention run their products in the precision of an AutoCast when one is set
+// (mixed_precision.hpp); without one everything is f32 as before.
 #pragma once
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "catalyst/catalyst.hpp"
+#include "catalyst/mixed_precision.hpp"
 
 namespace catalyst::nn {
 
@@ -62,9 +66,15 @@ class Linear {
     if (bias) this->bias = init.constant({out}, 0.0);
   }
   Tensor operator()(const Tensor& x, ctl_activation activation = CTL_ACTIVATION_NONE) const {
+    return autocast ? autocast->output(product(x, activation)) : product(x, activation);
+  }
+  // The product in the compute precision, not cast back: a caller that feeds it to another
+  // product (the MLP's hidden layer) saves a round trip through f32.
+  Tensor product(const Tensor& x, ctl_activation activation = CTL_ACTIVATION_NONE) const {
     MatmulOptions o;
     o.activation = activation;
-    return matmul(x, weight, bias, o);
+    if (!autocast || !autocast->active()) return matmul(x, weight, bias, o);
+    return matmul(autocast->input(x), autocast->weight(weight), autocast->weight(bias), o);
   }
   void collect(const std::string& prefix, NamedTensors& out) const {
     out.emplace_back(prefix + ".weight", weight);
@@ -75,6 +85,7 @@ class Linear {
     move_parameter(bias, device);
   }
   Tensor weight, bias;
+  std::shared_ptr<AutoCast> autocast;  // none: f32
 };
 
 // Rows of a [count, width] table looked up by integer ids.
@@ -120,18 +131,26 @@ class CausalSelfAttention {
     // from slices of one [B, T, 3C] product: the gradient of a slice is a zero-filled
     // tensor of the whole, so three slices of the activations cost three such tensors and
     // two full-size additions per step, where slices of the weight cost that on [C, 3C].
+    // Under mixed precision the input, the weight and the bias are cast once each (the
+    // cast copies are sliced), the products come out in 16 bits and only the scores go
+    // back to f32, for the softmax.
+    const bool mixed = autocast && autocast->active();
+    const Tensor xc = mixed ? autocast->input(x) : x;
+    const Tensor weight = mixed ? autocast->weight(qkv.weight) : qkv.weight;
+    const Tensor bias = mixed ? autocast->weight(qkv.bias) : qkv.bias;
     auto head_view = [&](int64_t part) {  // [B, H, T, D], a view of x W[:, part] + b[part]
-      const Tensor w = qkv.weight.slice(1, part * C, (part + 1) * C);
-      const Tensor b = qkv.bias ? qkv.bias.slice(0, part * C, (part + 1) * C) : Tensor();
-      return matmul(x, w, b).reshape({B, T, H, D}).permute({0, 2, 1, 3});
+      const Tensor w = weight.slice(1, part * C, (part + 1) * C);
+      const Tensor b = bias ? bias.slice(0, part * C, (part + 1) * C) : Tensor();
+      return matmul(xc, w, b).reshape({B, T, H, D}).permute({0, 2, 1, 3});
     };
     Tensor q = head_view(0), k = head_view(1), v = head_view(2);
     MatmulOptions scores;
     scores.transpose_b = true;
     scores.alpha = 1.0 / std::sqrt(double(D));
-    Tensor att = matmul(q, k, mask, scores);  // [B, H, T, T]; the mask is added as the product's bias
-    Tensor p = softmax(att, -1);
-    Tensor y = matmul(p, v);  // [B, H, T, D]
+    // [B, H, T, T]; the mask (in the products' dtype) is added as the product's bias.
+    Tensor att = matmul(q, k, mask, scores);
+    Tensor p = softmax(mixed ? autocast->output(att) : att, -1);
+    Tensor y = matmul(mixed ? autocast->input(p) : p, v);  // [B, H, T, D]
     y = y.permute({0, 2, 1, 3}).contiguous().reshape({B, T, C});
     return proj(y);
   }
@@ -143,12 +162,18 @@ class CausalSelfAttention {
     qkv.to(device);
     proj.to(device);
   }
+  void set_autocast(const std::shared_ptr<AutoCast>& a) {
+    autocast = a;
+    qkv.autocast = a;
+    proj.autocast = a;
+  }
 
  private:
   int64_t heads_ = 1;
 
  public:
   Linear qkv, proj;
+  std::shared_ptr<AutoCast> autocast;  // none: f32
 };
 
 class MLP {
@@ -156,7 +181,8 @@ class MLP {
   MLP() = default;
   MLP(Init& init, int64_t width, int64_t hidden, double proj_stddev)
       : fc(init, width, hidden, true, 0.02), proj(init, hidden, width, true, proj_stddev) {}
-  Tensor operator()(const Tensor& x) const { return proj(fc(x, CTL_ACTIVATION_GELU_TANH)); }
+  // The hidden layer stays in the compute precision between the two products.
+  Tensor operator()(const Tensor& x) const { return proj(fc.product(x, CTL_ACTIVATION_GELU_TANH)); }
   void collect(const std::string& prefix, NamedTensors& out) const {
     fc.collect(prefix + ".fc", out);
     proj.collect(prefix + ".proj", out);
@@ -164,6 +190,10 @@ class MLP {
   void to(Device device) {
     fc.to(device);
     proj.to(device);
+  }
+  void set_autocast(const std::shared_ptr<AutoCast>& a) {
+    fc.autocast = a;
+    proj.autocast = a;
   }
   Linear fc, proj;
 };
@@ -216,7 +246,8 @@ class GPT {
       const Device here = b.ln1.weight.device();
       // Activations cross to the next stage by a recorded move, so their gradients return.
       if (x.device() != here) x = x.transfer(here);
-      const Tensor mask = mask_on(here).slice(0, 0, T).slice(1, 0, T);
+      const Tensor full_mask = autocast_ ? autocast_->weight(mask_on(here)) : mask_on(here);
+      const Tensor mask = full_mask.slice(0, 0, T).slice(1, 0, T);
       x = x + b.attn(b.ln1(x), mask);
       x = x + b.mlp(b.ln2(x));
     }
@@ -228,8 +259,26 @@ class GPT {
     // The tied output weight lives with the embedding; a split model uses a recorded copy, so
     // both uses add to one gradient on the first device.
     const Tensor out_weight = wte.weight.device() == last ? wte.weight : wte.weight.transfer(last);
-    return matmul(x, out_weight, {}, tied);
+    if (!autocast_) return matmul(x, out_weight, {}, tied);
+    return autocast_->output(matmul(autocast_->input(x), autocast_->weight(out_weight), {}, tied));
   }
+
+  // Runs the products in `compute` (f32, bf16 or f16) from now on; the parameters stay as
+  // they are (the master weights). With bf16 or f16, call new_step() whenever the weights
+  // change (after each optimizer step, after loading them).
+  void set_precision(const Runtime& runtime, ctl_dtype compute) {
+    autocast_ = compute == CTL_DTYPE_F32 ? nullptr : std::make_shared<AutoCast>(runtime, compute);
+    for (Block& b : blocks) {
+      b.attn.set_autocast(autocast_);
+      b.mlp.set_autocast(autocast_);
+    }
+  }
+  ctl_dtype precision() const { return autocast_ ? autocast_->dtype() : wte.weight.dtype(); }
+  void new_step() {
+    if (autocast_) autocast_->new_step();
+  }
+  // The cast cache, or null under f32 (tests count its casts).
+  const AutoCast* autocast() const { return autocast_.get(); }
 
   // Mean cross-entropy of the next-token predictions.
   Tensor loss(const Tensor& ids, const Tensor& targets) const {
@@ -305,6 +354,7 @@ class GPT {
   Tensor mask_;
   std::vector<std::pair<Device, Tensor>> masks_;  // copies of the mask on other stages' devices
   Tensor position_ids_;
+  std::shared_ptr<AutoCast> autocast_;  // none: the products run in the parameters' dtype
 };
 
 }  // namespace catalyst::nn

@@ -60,6 +60,77 @@ inline double clip_grad_norm(const Runtime& runtime, const nn::NamedTensors& par
   return norm;
 }
 
+// Dynamic loss scaling for f16 products, whose gradients underflow to zero unscaled: the
+// loss is multiplied by scale() before backward, and unscale_and_clip() divides the
+// gradients by it again. A step whose scaled gradients hold an inf or NaN (the scale was
+// too large for f16) is skipped: nothing is updated and the scale drops by `backoff`. After
+// `growth_interval` good steps in a row the scale grows by `growth`, so it stays near the
+// largest value that does not overflow. Disabled (bf16, f32), the scale is 1 and
+// unscale_and_clip() is clip_grad_norm().
+struct LossScaleOptions {
+  double initial = 65536.0;  // 2^16; powers of two, so scaling and unscaling are exact
+  double growth = 2.0;
+  double backoff = 0.5;
+  int64_t growth_interval = 200;
+};
+
+class LossScaler {
+ public:
+  LossScaler(bool enabled, LossScaleOptions options = {})
+      : enabled_(enabled), o_(options), scale_(enabled ? options.initial : 1.0) {}
+  bool enabled() const { return enabled_; }
+  double scale() const { return scale_; }
+  int64_t good_steps() const { return good_steps_; }        // good steps since the scale last changed
+  int64_t skipped_steps() const { return skipped_steps_; }  // steps skipped in the whole run
+  // For checkpoints: the state saved by the run being resumed.
+  void set_state(double scale, int64_t good_steps, int64_t skipped_steps) {
+    scale_ = scale;
+    good_steps_ = good_steps;
+    skipped_steps_ = skipped_steps;
+  }
+
+  // Divides the gradients by the scale and clips them to `max_norm` (0: no clipping) in one
+  // pass. Returns the norm of the unscaled gradients, or false when the step must be skipped
+  // (the gradients are then left as they are: zero them).
+  bool unscale_and_clip(const Runtime& runtime, const nn::NamedTensors& params, double max_norm, double* out_norm) {
+    if (!enabled_) {
+      *out_norm = clip_grad_norm(runtime, params, max_norm);
+      return true;
+    }
+    const double scaled = clip_grad_norm(runtime, params, 0.0);  // the norm alone
+    if (!std::isfinite(scaled)) {
+      ++skipped_steps_;
+      good_steps_ = 0;
+      scale_ *= o_.backoff;
+      *out_norm = scaled;
+      return false;
+    }
+    const double norm = scaled / scale_;
+    double factor = 1.0 / scale_;
+    if (max_norm > 0 && norm > max_norm) factor *= max_norm / (norm + 1e-6);
+    {
+      NoGrad no_grad(runtime);
+      for (const auto& [name, p] : params) {
+        const Tensor g = p.grad();
+        if (g) copy_(g, g * factor);
+      }
+    }
+    if (++good_steps_ >= o_.growth_interval) {
+      good_steps_ = 0;
+      scale_ *= o_.growth;
+    }
+    *out_norm = norm;
+    return true;
+  }
+
+ private:
+  bool enabled_;
+  LossScaleOptions o_;
+  double scale_;
+  int64_t good_steps_ = 0;
+  int64_t skipped_steps_ = 0;
+};
+
 // SGD with momentum: buf = momentum * buf + g; p -= lr * buf (PyTorch's SGD: the buffer
 // starts at zero, so the first step's buffer is g), one fused sgd_step per parameter
 // (ABI 1.2: a device whose plugin predates it answers UNSUPPORTED).
