@@ -130,6 +130,14 @@ bool will_record(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs) {
 bool run_for_backward(const PreparedOp& prepared, size_t input_count, ctl_tensor* const* inputs, const void* attrs,
                       size_t output_count, ctl_tensor** out_tensors, ctl_status** status) {
   const ctl_op_id op = prepared.op;
+  // Graph passes make the fused op after autograd has recorded the separate ops; a record
+  // of it would have no rule to run at backward time, so refuse it now, not then.
+  if (op == CTL_OP_FUSED_ELEMENTWISE && will_record(op, input_count, inputs)) {
+    *status = make_status(CTL_STATUS_UNSUPPORTED,
+                          "fused_elementwise has no gradient rule: run its separate ops while gradients are "
+                          "recorded, or call it with recording off (ctl_runtime_set_grad_enabled)");
+    return true;
+  }
   const bool norm = (op == CTL_OP_LAYER_NORM || op == CTL_OP_RMS_NORM) && output_count == 1;
   bool gelu = false;
   if (op == CTL_OP_MATMUL && prepared.has_attrs) {

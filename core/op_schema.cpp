@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "catalyst/sdk/fused_program.hpp"
 #include "catalyst/sdk/sgd_attrs.hpp"
 #include "status.h"
 
@@ -37,7 +38,8 @@ enum class Family {
   kLayerNormBackward,
   kRmsNormBackward,
   kConv2d,  // forward and both backward forms
-  kPool2d   // max and average, forward and backward
+  kPool2d,  // max and average, forward and backward
+  kFused    // fused_elementwise: a program of elementwise ops (ABI 1.5)
 };
 enum class Dtypes { kFloat, kNumeric, kAll, kMatmul };
 
@@ -116,6 +118,7 @@ constexpr OpInfo kOps[] = {
     {CTL_OP_MAX_POOL2D_BACKWARD, "max_pool2d_backward", Family::kPool2d, Dtypes::kFloat},
     {CTL_OP_AVG_POOL2D, "avg_pool2d", Family::kPool2d, Dtypes::kFloat},
     {CTL_OP_AVG_POOL2D_BACKWARD, "avg_pool2d_backward", Family::kPool2d, Dtypes::kFloat},
+    {CTL_OP_FUSED_ELEMENTWISE, "fused_elementwise", Family::kFused, Dtypes::kFloat},  // ABI 1.5
 };
 
 // kOps by op id, so that every op call finds its entry in one load instead of a scan.
@@ -302,6 +305,8 @@ class Preparer {
         return conv2d();
       case Family::kPool2d:
         return pool2d();
+      case Family::kFused:
+        return fused_elementwise();
     }
     return make_status(CTL_STATUS_INTERNAL, "%s: no schema", info_.name);
   }
@@ -405,6 +410,29 @@ class Preparer {
     spec.dtype = info_.family == Family::kCompare ? CTL_DTYPE_BOOL : layout(first).dtype;
     CTL_RETURN_IF_ERROR(check_shape(spec.rank, spec.shape.data(), spec.dtype, "broadcast output shape"));
     for (size_t i = 0; i < n; ++i) out_->input_views[i] = broadcast_view(inputs_[i], spec.rank, spec.shape.data());
+    out_->outputs = {spec};
+    return nullptr;
+  }
+
+  // fused_elementwise: 1 .. CTL_FUSED_MAX_INPUTS inputs of one float dtype, broadcast
+  // together as the binary ops' are (every view at the output's shape, stride 0 where it
+  // repeats), and a program checked by the sdk's read_fused_program, which plugins share.
+  ctl_status* fused_elementwise() {
+    CTL_RETURN_IF_ERROR(arity(1, CTL_FUSED_MAX_INPUTS, 1, 1));
+    CTL_RETURN_IF_ERROR(all_inputs());
+    CTL_RETURN_IF_ERROR(dtype_rule(0));
+    for (size_t i = 1; i < input_count_; ++i) CTL_RETURN_IF_ERROR(same_dtype(0, i));
+    const sdk::Check check = sdk::read_fused_program(attrs_, static_cast<uint32_t>(input_count_), &out_->attrs.fused);
+    if (!check.ok()) return make_status(check.code, "%s: %s", info_.name, check.message);
+    out_->has_attrs = true;
+    OutputSpec spec;
+    spec.present = true;
+    for (size_t i = 0; i < input_count_; ++i) CTL_RETURN_IF_ERROR(broadcast_into(info_, layout(i), i, &spec));
+    spec.dtype = layout(0).dtype;
+    CTL_RETURN_IF_ERROR(check_shape(spec.rank, spec.shape.data(), spec.dtype, "broadcast output shape"));
+    for (size_t i = 0; i < input_count_; ++i) {
+      out_->input_views[i] = broadcast_view(inputs_[i], spec.rank, spec.shape.data());
+    }
     out_->outputs = {spec};
     return nullptr;
   }

@@ -43,6 +43,7 @@ struct PreparedOp {
     ctl_sgd_attrs sgd;
     ctl_conv2d_attrs conv2d;
     ctl_pool2d_attrs pool2d;
+    ctl_fused_elementwise_attrs fused;  // ABI 1.5
   } attrs{};
   bool has_attrs = false;
   SmallVector<ctl_tensor_view, kInlineInputs> input_views;  // normalised; unused slots for absent inputs

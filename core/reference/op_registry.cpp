@@ -77,6 +77,9 @@ constexpr OpInfo kOps[] = {
     {CTL_OP_MAX_POOL2D_BACKWARD, "max_pool2d_backward", Dtypes::kFloat, 2, 2, 1, 1, run_pool2d},
     {CTL_OP_AVG_POOL2D, "avg_pool2d", Dtypes::kFloat, 1, 1, 1, 1, run_pool2d},
     {CTL_OP_AVG_POOL2D_BACKWARD, "avg_pool2d_backward", Dtypes::kFloat, 2, 2, 1, 1, run_pool2d},
+    // ABI 1.5
+    {CTL_OP_FUSED_ELEMENTWISE, "fused_elementwise", Dtypes::kFloat, 1, CTL_FUSED_MAX_INPUTS, 1, 1,
+     run_fused_elementwise},
 };
 
 bool is_comparison(ctl_op_id op) {

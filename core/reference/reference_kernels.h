@@ -97,6 +97,8 @@ ctl_status* run_gelu_backward(const Call& call);     // erf and tanh forms
 // ABI 1.1 (conv_pool.cpp)
 ctl_status* run_conv2d(const Call& call);  // conv2d and its backward forms for the input and the weight
 ctl_status* run_pool2d(const Call& call);  // max and avg pooling, forward and backward
+// ABI 1.5 (fused_elementwise.cpp)
+ctl_status* run_fused_elementwise(const Call& call);  // each instruction through its own op's kernel
 
 // Entry points of op_dispatch.cpp, used by the plugin table. `resolve` maps a buffer handle to
 // its host address and size (false for a handle that is not a reference buffer).
