@@ -901,7 +901,8 @@ CTL_EXPORT ctl_status* ctl_device_get_usage(const ctl_device* device, ctl_device
  *
  * A graph owns the device memory its nodes use. Launching it runs the nodes in order on
  * the tensors captured, so a program writes fresh input data into the captured input
- * tensors (ctl_tensor_copy_from_host) and launches again. Shapes are fixed: a new shape
+ * tensors (ctl_op_run_into with CTL_OP_COPY from a tensor made by ctl_tensor_from_host)
+ * and launches again. Shapes are fixed: a new shape
  * needs a new capture. Other threads' ops run eagerly during a capture.
  *
  * ctl_graph_optimize runs named passes over the graph (docs/graphs.md): "dce" (dead

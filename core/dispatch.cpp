@@ -33,7 +33,10 @@ bool overlaps(const ctl_tensor* a, const ctl_tensor* b) {
   return a0 < b1 && b0 < a1;
 }
 
-ctl_status* execute_call(ctl_device* device, const ctl_op_call& call) {
+ctl_status* execute_call(ctl_device* device, const ctl_op_call& call, const CallTensors& tensors) {
+  if (GraphCapture* capture = active_capture(device)) [[unlikely]] {
+    return capture_op(capture, device, call, tensors);
+  }
   // No op_supports round trip on the way: op_execute checks the call itself and answers
   // UNSUPPORTED for what it cannot run, so asking first would validate every op twice.
   ctl_status* status;
@@ -128,7 +131,8 @@ ctl_status* build_call(const PreparedOp& prepared, size_t output_count, ctl_tens
 ctl_status* submit(const PreparedOp& prepared, size_t output_count, ctl_tensor* const* outputs) {
   PluginCall plugin_call;
   CTL_RETURN_IF_ERROR(build_call(prepared, output_count, outputs, &plugin_call));
-  return execute_call(prepared.device, plugin_call.call);
+  const CallTensors tensors{prepared.inputs.data(), prepared.inputs.size(), outputs, output_count};
+  return execute_call(prepared.device, plugin_call.call, tensors);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "catalyst_plugin.h"
+#include "graph/capture.h"
 
 namespace catalyst {
 
@@ -10,8 +11,10 @@ namespace catalyst {
 bool overlaps(const ctl_tensor* a, const ctl_tensor* b);
 
 // Runs a built plugin call on the device's default stream; a failure is annotated with the
-// op and the device.
-ctl_status* execute_call(ctl_device* device, const ctl_op_call& call);
+// op and the device. While this thread captures a graph on the device's runtime the call
+// is recorded instead, with `tensors` (the tensors behind the call's views) naming the
+// storages it uses.
+ctl_status* execute_call(ctl_device* device, const ctl_op_call& call, const CallTensors& tensors);
 
 ctl_status* run_op(ctl_op_id op, size_t input_count, ctl_tensor* const* inputs, const void* attrs, size_t output_count,
                    ctl_tensor** out_tensors);

@@ -50,7 +50,8 @@ ctl_status* execute(const ctl_op_id& op, ctl_device* device, size_t input_count,
   call.output_count = 1;
   call.outputs = &output_view;
   call.attrs = nullptr;
-  return execute_call(device, call);
+  const ctl_tensor* const* tensor_inputs = inputs;
+  return execute_call(device, call, CallTensors{tensor_inputs, input_count, &output, 1});
 }
 
 }  // namespace

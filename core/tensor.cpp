@@ -193,6 +193,7 @@ ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, 
   storage->counts_usage = true;
   device->usage.add_memory(bytes);
   ctl_runtime_retain(device->runtime);
+  if (GraphCapture* capture = active_capture(device)) [[unlikely]] capture_note_storage(capture, storage);
   *out_tensor = make_view(storage, layout);
   storage->release();  // the view holds the only reference
   return nullptr;
@@ -217,6 +218,7 @@ ctl_status* check_create(ctl_device* device, ctl_dtype dtype, size_t rank, const
 // Reads a contiguous tensor's bytes into `destination` and waits for them.
 ctl_status* read_contiguous(const ctl_tensor* tensor, void* destination, uint64_t bytes) {
   ctl_device* device = tensor->device();
+  if (active_capture(device)) return refused_while_capturing(("reading tensor data from " + device->label).c_str());
   const uint64_t offset = static_cast<uint64_t>(tensor->layout.offset) * ctl_dtype_size(tensor->layout.dtype);
   std::lock_guard lock(device->stream_mutex);
   const auto begin = std::chrono::steady_clock::now();  // the host waits for the device here
@@ -234,8 +236,9 @@ ctl_status* fill_zero(ctl_tensor* tensor) {
   ctl_device* device = tensor->device();
   const uint64_t bytes = tensor->storage->size_bytes;
   if (bytes == 0) return nullptr;
-  std::lock_guard lock(device->stream_mutex);
   const uint8_t zero = 0;
+  if (GraphCapture* capture = active_capture(device)) return capture_fill(capture, tensor->storage, 0, bytes, &zero, 1);
+  std::lock_guard lock(device->stream_mutex);
   if (device->api().buffer_fill) {
     return device->api().buffer_fill(device->stream, tensor->storage->buffer, 0, bytes, &zero, 1);
   }
@@ -326,7 +329,9 @@ CTL_EXPORT ctl_status* ctl_tensor_from_host(ctl_device* device, ctl_dtype dtype,
     ctl_tensor* tensor = nullptr;
     CTL_RETURN_IF_ERROR(allocate_tensor(device, dtype, static_cast<uint32_t>(rank), shape, &tensor));
     ctl_status* status = nullptr;
-    {
+    if (GraphCapture* capture = active_capture(device)) {
+      status = capture_write(capture, tensor->storage, 0, data, bytes);
+    } else {
       std::lock_guard lock(device->stream_mutex);
       if (bytes > 0) status = device->api().buffer_write(device->stream, tensor->storage->buffer, 0, data, bytes);
       // The caller may free `data` as soon as we return.

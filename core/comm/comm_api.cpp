@@ -10,6 +10,7 @@
 #include "comm.h"
 #include "comm_loader.h"
 #include "enum_value.h"
+#include "graph/capture.h"
 #include "host_reduce.h"
 #include "in_process.h"
 #include "runtime.h"
@@ -151,6 +152,9 @@ bool breaks_communicator(ctl_status_code code) {
 ctl_status* submit(ctl_comm* comm, ctl_comm_call call, ctl_tensor* in, ctl_tensor* out,
                    const ctl_comm_call_options* options, ctl_comm_request** out_request) {
   CTL_CHECK_ARG(out_request, "argument 'out_request' is NULL");
+  // The call runs on the communicator's thread, which a capture does not see: refuse it on
+  // the capturing thread, for any runtime.
+  if (t_capture) return refused_while_capturing("communication between ranks");
   uint32_t timeout = comm->default_timeout_ms;
   if (options) {
     CTL_CHECK_ARG(options->struct_size >= CTL_COMM_CALL_OPTIONS_STRUCT_SIZE,

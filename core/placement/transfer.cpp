@@ -95,6 +95,9 @@ ctl_status* copy_bytes(ctl_tensor* dense, ctl_tensor* destination, uint64_t byte
 ctl_status* move_tensor(ctl_tensor* source, ctl_device* target, ctl_op_id op, ctl_tensor** out_tensor) {
   const Layout& layout = source->layout;
   ctl_device* from = source->device();
+  if (from != target && (active_capture(from) || active_capture(target))) {
+    return refused_while_capturing(("moving a tensor from " + from->label + " to " + target->label).c_str());
+  }
   auto release = [](ctl_tensor* t) { ctl_tensor_release(t); };
   std::unique_ptr<ctl_tensor, decltype(release)> dense(nullptr, release);
   if (from == target || !layout.is_contiguous()) {
