@@ -11,7 +11,7 @@ const StorageUse& GraphUses::use(Storage* storage) const {
   return it == of.end() ? kNone : it->second;
 }
 
-bool reads_outputs(const Node& node) {
+bool reads_outputs(const GraphNode& node) {
   return node.kind == NodeKind::kOp && (node.op == CTL_OP_ADAMW_STEP || node.op == CTL_OP_SGD_STEP);
 }
 
@@ -26,11 +26,11 @@ void add_once(std::vector<size_t>& list, size_t index) {
 GraphUses analyze(const ctl_graph& graph) {
   GraphUses uses;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    const Node& node = graph.nodes[i];
-    for (const Operand& operand : node.inputs) {
+    const GraphNode& node = graph.nodes[i];
+    for (const NodeOperand& operand : node.inputs) {
       if (operand.storage) add_once(uses.of[operand.storage].readers, i);
     }
-    for (const Operand& operand : node.outputs) {
+    for (const NodeOperand& operand : node.outputs) {
       if (!operand.storage) continue;
       StorageUse& use = uses.of[operand.storage];
       if (reads_outputs(node)) add_once(use.readers, i);

@@ -21,7 +21,7 @@ struct GraphUses {
 };
 
 // Whether the node reads its outputs too (the optimizer steps update them in place).
-bool reads_outputs(const Node& node);
+bool reads_outputs(const GraphNode& node);
 
 GraphUses analyze(const ctl_graph& graph);
 

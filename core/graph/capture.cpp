@@ -16,8 +16,8 @@ thread_local GraphCapture* t_capture = nullptr;
 
 namespace {
 
-Operand operand_of(const ctl_tensor* tensor, const ctl_tensor_view* view) {
-  Operand operand;
+NodeOperand operand_of(const ctl_tensor* tensor, const ctl_tensor_view* view) {
+  NodeOperand operand;
   if (!tensor || !view) return operand;
   operand.storage = tensor->storage;
   operand.view = *view;
@@ -38,7 +38,7 @@ ctl_status* capture_op(GraphCapture* capture, ctl_device* device, const ctl_op_c
                        call.output_count);
   }
   try {
-    Node node;
+    GraphNode node;
     node.id = capture->next_id;
     node.kind = NodeKind::kOp;
     node.device = device;
@@ -56,7 +56,7 @@ ctl_status* capture_op(GraphCapture* capture, ctl_device* device, const ctl_op_c
     }
     ctl_graph* graph = capture->graph;
     for (const auto* list : {&node.inputs, &node.outputs}) {
-      for (const Operand& operand : *list) {
+      for (const NodeOperand& operand : *list) {
         if (operand.storage) hold_storage(graph, operand.storage, false);
       }
     }
@@ -73,11 +73,11 @@ namespace {
 ctl_status* capture_bytes(GraphCapture* capture, NodeKind kind, Storage* storage, uint64_t offset, uint64_t bytes,
                           const void* data, size_t data_size) {
   try {
-    Node node;
+    GraphNode node;
     node.id = capture->next_id;
     node.kind = kind;
     node.device = storage->device;
-    Operand target;
+    NodeOperand target;
     target.storage = storage;
     target.view.struct_size = CTL_TENSOR_VIEW_STRUCT_SIZE;
     target.view.byte_offset = offset;

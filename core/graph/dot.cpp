@@ -13,7 +13,7 @@
 namespace catalyst {
 namespace {
 
-std::string node_label(const Node& node) {
+std::string node_label(const GraphNode& node) {
   std::ostringstream label;
   label << "#" << node.id << " ";
   if (node.kind == NodeKind::kFill) {
@@ -24,7 +24,7 @@ std::string node_label(const Node& node) {
     label << op_name(node.op);
     if (!node.merged.empty())
       label << " (" << node.merged.size() + (node.op == CTL_OP_FUSED_ELEMENTWISE ? 0 : 1) << " ops)";
-    for (const Operand& out : node.outputs) {
+    for (const NodeOperand& out : node.outputs) {
       if (!out.storage) continue;
       label << "\\n" << ctl_dtype_name(out.view.dtype) << shape_text(out.view.shape, out.view.rank);
       break;
@@ -44,11 +44,11 @@ std::string graph_dot(const ctl_graph* graph, const char* title) {
   std::unordered_map<const Storage*, size_t> last_writer;
   std::unordered_map<const Storage*, size_t> external;  // program tensors read before written
   for (size_t i = 0; i < graph->nodes.size(); ++i) {
-    const Node& node = graph->nodes[i];
+    const GraphNode& node = graph->nodes[i];
     const bool fused = node.kind == NodeKind::kOp && !node.merged.empty();
     dot << "  n" << i << " [label=\"" << node_label(node) << "\""
         << (fused ? ", style=filled, fillcolor=lightblue" : "") << "];\n";
-    for (const Operand& in : node.inputs) {
+    for (const NodeOperand& in : node.inputs) {
       if (!in.storage) continue;
       const auto w = last_writer.find(in.storage);
       if (w != last_writer.end()) {
@@ -62,7 +62,7 @@ std::string graph_dot(const ctl_graph* graph, const char* title) {
       }
       dot << "  t" << e->second << " -> n" << i << ";\n";
     }
-    for (const Operand& out : node.outputs) {
+    for (const NodeOperand& out : node.outputs) {
       if (out.storage) last_writer[out.storage] = i;
     }
   }

@@ -38,9 +38,9 @@ uint64_t graph_device_bytes(const ctl_graph* graph) {
 
 void drop_unused_storages(ctl_graph* graph) {
   std::unordered_set<Storage*> used;
-  for (const Node& node : graph->nodes) {
+  for (const GraphNode& node : graph->nodes) {
     for (const auto* list : {&node.inputs, &node.outputs}) {
-      for (const Operand& operand : *list) {
+      for (const NodeOperand& operand : *list) {
         if (operand.storage) used.insert(operand.storage);
       }
     }
@@ -57,7 +57,7 @@ void drop_unused_storages(ctl_graph* graph) {
 
 namespace {
 
-ctl_tensor_view bound(const Operand& operand) {
+ctl_tensor_view bound(const NodeOperand& operand) {
   ctl_tensor_view view = operand.view;
   view.buffer = operand.storage->buffer;
   return view;
@@ -71,7 +71,7 @@ struct BoundCall {
   SmallVector<const ctl_tensor_view*, kInlineOutputs> output_pointers;
   ctl_op_call call{};
 
-  explicit BoundCall(const Node& node) {
+  explicit BoundCall(const GraphNode& node) {
     input_views.assign(node.inputs.size(), ctl_tensor_view{});
     input_pointers.assign(node.inputs.size(), nullptr);
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -98,12 +98,12 @@ struct BoundCall {
   BoundCall& operator=(const BoundCall&) = delete;
 };
 
-ctl_status* run_op_node(const Node& node) {
+ctl_status* run_op_node(const GraphNode& node) {
   const BoundCall bound_call(node);
   return execute_call(node.device, bound_call.call, CallTensors{});
 }
 
-ctl_status* run_bytes_node(const Node& node) {
+ctl_status* run_bytes_node(const GraphNode& node) {
   ctl_device* device = node.device;
   ctl_plugin_buffer* buffer = node.outputs[0].storage->buffer;
   if (node.byte_count == 0) return nullptr;
@@ -128,7 +128,7 @@ ctl_status* run_bytes_node(const Node& node) {
 
 }  // namespace
 
-bool node_supported(const Node& node) {
+bool node_supported(const GraphNode& node) {
   ctl_device* device = node.device;
   if (node.kind != NodeKind::kOp) return true;
   if (!device->api().op_supports) return false;  // unknown: keep what is known to run
@@ -138,7 +138,7 @@ bool node_supported(const Node& node) {
   return status == nullptr;
 }
 
-ctl_status* run_node(const Node& node) {
+ctl_status* run_node(const GraphNode& node) {
   return node.kind == NodeKind::kOp ? run_op_node(node) : run_bytes_node(node);
 }
 
@@ -147,7 +147,7 @@ ctl_status* run_node(const Node& node) {
 ctl_graph::~ctl_graph() {
   // Writes may still read the graph's bytes, and plugins free buffers at once: wait first.
   std::unordered_set<ctl_device*> devices;
-  for (const catalyst::Node& node : nodes) devices.insert(node.device);
+  for (const catalyst::GraphNode& node : nodes) devices.insert(node.device);
   for (ctl_device* device : devices) ctl_status_free(catalyst::synchronize(device));
   for (auto& [storage, info] : storages) storage->release();
   magic = 0;

@@ -29,21 +29,21 @@ enum class NodeKind {
 
 // One tensor a node reads or writes: absent when `storage` is NULL (an optional input or
 // output the call left out).
-struct Operand {
+struct NodeOperand {
   Storage* storage = nullptr;
   ctl_tensor_view view{};
 };
 
-struct Node {
+struct GraphNode {
   uint64_t id = 0;  // capture order; a fused node keeps its last member's id
   NodeKind kind = NodeKind::kOp;
   ctl_device* device = nullptr;
   ctl_op_id op = CTL_OP_COPY;  // kOp only
   PreparedOp::Attrs attrs{};
   bool has_attrs = false;
-  std::vector<Operand> inputs;
-  std::vector<Operand> outputs;  // kFill and kWrite: outputs[0], with the byte range below
-  uint64_t byte_offset = 0;      // kFill, kWrite: where in outputs[0].storage
+  std::vector<NodeOperand> inputs;
+  std::vector<NodeOperand> outputs;  // kFill and kWrite: outputs[0], with the byte range below
+  uint64_t byte_offset = 0;          // kFill, kWrite: where in outputs[0].storage
   uint64_t byte_count = 0;
   std::vector<uint8_t> payload;  // kFill: the pattern; kWrite: the bytes
   std::vector<uint64_t> merged;  // ids of captured nodes folded into this one (fusion)
@@ -68,7 +68,7 @@ struct ctl_graph {
   uint64_t magic = catalyst::kGraphMagic;
   std::atomic<int64_t> references{1};
   ctl_runtime* runtime = nullptr;  // retained
-  std::vector<catalyst::Node> nodes;
+  std::vector<catalyst::GraphNode> nodes;
   std::unordered_map<catalyst::Storage*, catalyst::StorageInfo> storages;  // one reference each
   uint64_t captured_nodes = 0;
   uint64_t captured_bytes = 0;
@@ -102,9 +102,9 @@ std::string graph_dot(const ctl_graph* graph, const char* title);
 
 // Whether the node's device claims the node's call (op_supports); false when its plugin
 // has no op_supports to ask.
-bool node_supported(const Node& node);
+bool node_supported(const GraphNode& node);
 
 // Runs one node on its device's stream.
-ctl_status* run_node(const Node& node);
+ctl_status* run_node(const GraphNode& node);
 
 }  // namespace catalyst

@@ -82,7 +82,7 @@ ctl_status* check_not_capturing(const ctl_graph* graph, const char* what) {
 }
 
 // A tensor over an operand's storage with the operand's view, for re-checking a call.
-ctl_tensor* tensor_of(const Operand& operand) {
+ctl_tensor* tensor_of(const NodeOperand& operand) {
   if (!operand.storage) return nullptr;
   Layout layout;
   layout.dtype = operand.view.dtype;
@@ -96,8 +96,8 @@ ctl_tensor* tensor_of(const Operand& operand) {
 }
 
 ctl_status* set_node_attrs(ctl_graph* graph, uint64_t id, const void* attrs) {
-  Node* node = nullptr;
-  for (Node& candidate : graph->nodes) {
+  GraphNode* node = nullptr;
+  for (GraphNode& candidate : graph->nodes) {
     if (candidate.id == id && candidate.merged.empty()) node = &candidate;
   }
   if (!node) {
@@ -118,8 +118,8 @@ ctl_status* set_node_attrs(ctl_graph* graph, uint64_t id, const void* attrs) {
     for (ctl_tensor* t : inputs) ctl_tensor_release(t);
     for (ctl_tensor* t : outputs) ctl_tensor_release(t);
   };
-  for (const Operand& in : node->inputs) inputs.push_back(tensor_of(in));
-  for (const Operand& out : node->outputs) outputs.push_back(tensor_of(out));
+  for (const NodeOperand& in : node->inputs) inputs.push_back(tensor_of(in));
+  for (const NodeOperand& out : node->outputs) outputs.push_back(tensor_of(out));
   PreparedOp prepared;
   ctl_status* status =
       prepare_op(node->op, inputs.size(), inputs.data(), attrs, outputs.size(), outputs.data(), false, &prepared);
@@ -177,7 +177,7 @@ ctl_status* optimize(ctl_graph* graph, const ctl_graph_options* options) {
 ctl_status* launch(ctl_graph* graph) {
   CTL_RETURN_IF_ERROR(check_not_capturing(graph, "ctl_graph_launch"));
   graph->launched.store(true);
-  for (const Node& node : graph->nodes) {
+  for (const GraphNode& node : graph->nodes) {
     if (ctl_status* status = run_node(node)) {
       return annotate(status, "graph launch, node " + std::to_string(node.id));
     }

@@ -140,15 +140,26 @@ TEST_F(GraphPasses, ElementwiseChainsFuseOnTheCpuPlugin) {
   EXPECT_LT(r.bytes_after, r.bytes_before);
 }
 
-TEST_F(GraphPasses, ABranchIsNotFused) {
-  // n feeds two ops: fusing it into one would compute it twice or lose it.
+TEST_F(GraphPasses, ABranchFusesOnceBothReadersHaveJoined) {
+  // n feeds two ops, so it cannot merge into either alone; once both have merged into the
+  // add, the add is n's only reader and n joins, read through one register twice.
   const PassRun r = run_pass(d_.runtime.get(), "fuse_elementwise", [&] {
     Tensor n = unary(CTL_OP_NEG, x_.get());
     Tensor a = unary(CTL_OP_EXP, n.get());
     Tensor b = unary(CTL_OP_TANH, n.get());
     return binary(CTL_OP_ADD, a.get(), b.get());
   });
-  EXPECT_EQ(r.nodes, 2u);  // neg stays; exp and tanh fuse into the add
+  EXPECT_EQ(r.nodes, 1u);
+}
+
+TEST_F(GraphPasses, AValueTheProgramHoldsIsNotFusedAway) {
+  Tensor kept;
+  const PassRun r = run_pass(d_.runtime.get(), "fuse_elementwise", [&] {
+    kept = unary(CTL_OP_NEG, x_.get());
+    Tensor a = unary(CTL_OP_EXP, kept.get());
+    return binary(CTL_OP_ADD, a.get(), x_.get());
+  });
+  EXPECT_EQ(r.nodes, 2u);  // neg stays: the program reads its result
 }
 
 TEST_F(GraphPasses, MatmulTakesItsBiasAndActivation) {

@@ -14,7 +14,7 @@
 namespace catalyst {
 namespace {
 
-bool same_operands(const std::vector<Operand>& a, const std::vector<Operand>& b, bool compare_storage) {
+bool same_operands(const std::vector<NodeOperand>& a, const std::vector<NodeOperand>& b, bool compare_storage) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (!a[i].storage != !b[i].storage) return false;
@@ -25,7 +25,7 @@ bool same_operands(const std::vector<Operand>& a, const std::vector<Operand>& b,
   return true;
 }
 
-bool repeats(const Node& earlier, const Node& later) {
+bool repeats(const GraphNode& earlier, const GraphNode& later) {
   if (earlier.kind != later.kind || earlier.device != later.device) return false;
   if (earlier.kind == NodeKind::kOp) {
     if (earlier.op != later.op || earlier.has_attrs != later.has_attrs) return false;
@@ -37,9 +37,9 @@ bool repeats(const Node& earlier, const Node& later) {
 }
 
 // The node's outputs are internal, written by it alone, and covered whole.
-bool sole_fresh_outputs(const ctl_graph& graph, const GraphUses& uses, const Node& node, size_t index) {
+bool sole_fresh_outputs(const ctl_graph& graph, const GraphUses& uses, const GraphNode& node, size_t index) {
   if (reads_outputs(node) || node.outputs.empty()) return false;
-  for (const Operand& out : node.outputs) {
+  for (const NodeOperand& out : node.outputs) {
     if (!out.storage) continue;
     if (!is_internal(graph, out.storage) || !covers_storage(out.view, out.storage)) return false;
     const StorageUse& use = uses.use(out.storage);
@@ -48,8 +48,8 @@ bool sole_fresh_outputs(const ctl_graph& graph, const GraphUses& uses, const Nod
   return true;
 }
 
-bool written_between(const GraphUses& uses, const Node& node, size_t from, size_t to) {
-  for (const Operand& in : node.inputs) {
+bool written_between(const GraphUses& uses, const GraphNode& node, size_t from, size_t to) {
+  for (const NodeOperand& in : node.inputs) {
     if (!in.storage) continue;
     for (size_t w : uses.use(in.storage).writers) {
       if (w > from && w < to) return true;
@@ -67,13 +67,13 @@ ctl_status* eliminate_common_subexpressions(ctl_graph* graph, uint64_t* out_chan
   // Candidates by op, so the search stays near-linear on a long step.
   std::unordered_map<uint64_t, std::vector<size_t>> seen;
   for (size_t j = 0; j < graph->nodes.size(); ++j) {
-    Node& later = graph->nodes[j];
+    GraphNode& later = graph->nodes[j];
     if (!sole_fresh_outputs(*graph, uses, later, j)) continue;
     const uint64_t key = (static_cast<uint64_t>(later.kind) << 32) | static_cast<uint32_t>(later.op);
     std::vector<size_t>& candidates = seen[key];
     bool replaced = false;
     for (size_t i : candidates) {
-      const Node& earlier = graph->nodes[i];
+      const GraphNode& earlier = graph->nodes[i];
       if (remove[i] || !repeats(earlier, later) || written_between(uses, earlier, i, j)) continue;
       // Readers of the later outputs read the earlier ones from here on.
       for (size_t k = 0; k < later.outputs.size(); ++k) {
@@ -81,7 +81,7 @@ ctl_status* eliminate_common_subexpressions(ctl_graph* graph, uint64_t* out_chan
         Storage* to = earlier.outputs[k].storage;
         if (!from) continue;
         for (size_t r = j + 1; r < graph->nodes.size(); ++r) {
-          for (Operand& in : graph->nodes[r].inputs) {
+          for (NodeOperand& in : graph->nodes[r].inputs) {
             if (in.storage == from) in.storage = to;
           }
         }

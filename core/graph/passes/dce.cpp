@@ -15,9 +15,9 @@ ctl_status* eliminate_dead_nodes(ctl_graph* graph, uint64_t* out_changes) {
     const GraphUses uses = analyze(*graph);
     std::vector<bool> remove(graph->nodes.size(), false);
     for (size_t i = 0; i < graph->nodes.size(); ++i) {
-      const Node& node = graph->nodes[i];
+      const GraphNode& node = graph->nodes[i];
       bool dead = !node.outputs.empty();
-      for (const Operand& out : node.outputs) {
+      for (const NodeOperand& out : node.outputs) {
         if (!out.storage) continue;
         const StorageUse& use = uses.use(out.storage);
         const bool read_by_another = use.readers.size() > (reads_outputs(node) ? 1u : 0u);

@@ -39,13 +39,13 @@ ctl_status* fold_constants(ctl_graph* graph, uint64_t* out_changes) {
     grew = false;
     for (size_t i = 0; i < n; ++i) {
       if (constant[i]) continue;
-      const Node& node = graph->nodes[i];
+      const GraphNode& node = graph->nodes[i];
       if (reads_outputs(node) || node.outputs.empty()) continue;
       bool ok = true;
-      for (const Operand& out : node.outputs) {
+      for (const NodeOperand& out : node.outputs) {
         if (out.storage && !is_internal(*graph, out.storage)) ok = false;
       }
-      for (const Operand& in : node.inputs) {
+      for (const NodeOperand& in : node.inputs) {
         if (!ok) break;
         if (in.storage) ok = storage_constant(in.storage, i);
       }
@@ -62,10 +62,10 @@ ctl_status* fold_constants(ctl_graph* graph, uint64_t* out_changes) {
     shrank = false;
     for (size_t i = 0; i < n; ++i) {
       if (!constant[i]) continue;
-      const Node& node = graph->nodes[i];
+      const GraphNode& node = graph->nodes[i];
       bool ok = true;
-      for (const Operand& out : node.outputs) ok = ok && (!out.storage || storage_constant(out.storage, n));
-      for (const Operand& in : node.inputs) ok = ok && (!in.storage || storage_constant(in.storage, i));
+      for (const NodeOperand& out : node.outputs) ok = ok && (!out.storage || storage_constant(out.storage, n));
+      for (const NodeOperand& in : node.inputs) ok = ok && (!in.storage || storage_constant(in.storage, i));
       if (!ok) {
         constant[i] = false;
         shrank = true;
@@ -76,10 +76,10 @@ ctl_status* fold_constants(ctl_graph* graph, uint64_t* out_changes) {
   std::unordered_set<ctl_device*> devices;
   for (size_t i = 0; i < n; ++i) {
     if (!constant[i]) continue;
-    const Node& node = graph->nodes[i];
+    const GraphNode& node = graph->nodes[i];
     CTL_RETURN_IF_ERROR(annotate(run_node(node), "folding a constant"));
     devices.insert(node.device);
-    for (const Operand& out : node.outputs) {
+    for (const NodeOperand& out : node.outputs) {
       if (out.storage) graph->storages[out.storage].pinned = true;
     }
     ++folded;

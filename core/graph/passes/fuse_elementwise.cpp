@@ -33,16 +33,16 @@ uint32_t instruction_arity(ctl_op_id op) {
 }
 
 struct Program {
-  std::vector<Operand> inputs;
+  std::vector<NodeOperand> inputs;
   std::vector<ctl_fused_instruction> code;
 };
 
 // The node as a program, or false when it is not a fusable elementwise node.
-bool program_of(const Node& node, Program* out) {
+bool program_of(const GraphNode& node, Program* out) {
   if (node.kind != NodeKind::kOp || node.outputs.size() != 1 || !node.outputs[0].storage) return false;
   const ctl_dtype dtype = node.outputs[0].view.dtype;
   if (!float_dtype(dtype)) return false;
-  for (const Operand& in : node.inputs) {
+  for (const NodeOperand& in : node.inputs) {
     if (!in.storage || in.view.dtype != dtype) return false;
   }
   out->inputs = node.inputs;
@@ -59,7 +59,7 @@ bool program_of(const Node& node, Program* out) {
   return true;
 }
 
-size_t index_of(std::vector<Operand>& inputs, const Operand& operand) {
+size_t index_of(std::vector<NodeOperand>& inputs, const NodeOperand& operand) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].storage == operand.storage && same_view(inputs[i].view, operand.view)) return i;
   }
@@ -73,8 +73,8 @@ size_t index_of(std::vector<Operand>& inputs, const Operand& operand) {
 bool merge(const Program& producer, const Program& consumer, Storage* merged, Program* out) {
   out->inputs.clear();
   std::vector<size_t> producer_inputs, consumer_inputs;
-  for (const Operand& in : producer.inputs) producer_inputs.push_back(index_of(out->inputs, in));
-  for (const Operand& in : consumer.inputs) {
+  for (const NodeOperand& in : producer.inputs) producer_inputs.push_back(index_of(out->inputs, in));
+  for (const NodeOperand& in : consumer.inputs) {
     consumer_inputs.push_back(in.storage == merged ? SIZE_MAX : index_of(out->inputs, in));
   }
   const size_t input_count = out->inputs.size();
@@ -101,8 +101,8 @@ bool merge(const Program& producer, const Program& consumer, Storage* merged, Pr
   return true;
 }
 
-Node fused_node(const Node& consumer, const Node& producer, Program program) {
-  Node node;
+GraphNode fused_node(const GraphNode& consumer, const GraphNode& producer, Program program) {
+  GraphNode node;
   node.id = consumer.id;
   node.kind = NodeKind::kOp;
   node.device = consumer.device;
@@ -115,7 +115,7 @@ Node fused_node(const Node& consumer, const Node& producer, Program program) {
   node.has_attrs = true;
   node.inputs = std::move(program.inputs);
   node.outputs = consumer.outputs;
-  for (const Node* part : {&producer, &consumer}) {
+  for (const GraphNode* part : {&producer, &consumer}) {
     node.merged.insert(node.merged.end(), part->merged.begin(), part->merged.end());
     if (part->op != CTL_OP_FUSED_ELEMENTWISE) node.merged.push_back(part->id);
   }
@@ -123,8 +123,8 @@ Node fused_node(const Node& consumer, const Node& producer, Program program) {
 }
 
 // Whether any node strictly between `from` and `to` writes what `node` reads.
-bool inputs_written_between(const GraphUses& uses, const Node& node, size_t from, size_t to) {
-  for (const Operand& in : node.inputs) {
+bool inputs_written_between(const GraphUses& uses, const GraphNode& node, size_t from, size_t to) {
+  for (const NodeOperand& in : node.inputs) {
     for (size_t w : uses.use(in.storage).writers) {
       if (w > from && w < to) return true;
     }
@@ -136,26 +136,26 @@ bool inputs_written_between(const GraphUses& uses, const Node& node, size_t from
 bool fuse_one(ctl_graph* graph, const GraphUses& uses, size_t c) {
   Program consumer;
   if (!program_of(graph->nodes[c], &consumer)) return false;
-  for (const Operand& in : consumer.inputs) {
+  for (const NodeOperand& in : consumer.inputs) {
     Storage* s = in.storage;
     if (!is_internal(*graph, s)) continue;
     const StorageUse& use = uses.use(s);
     if (use.writers.size() != 1 || use.writers[0] >= c) continue;
     if (use.readers.size() != 1 || use.readers[0] != c) continue;
     const size_t p = use.writers[0];
-    const Node& producer_node = graph->nodes[p];
+    const GraphNode& producer_node = graph->nodes[p];
     Program producer;
     if (!program_of(producer_node, &producer) || producer_node.outputs[0].storage != s) continue;
-    const Operand& produced = producer_node.outputs[0];
+    const NodeOperand& produced = producer_node.outputs[0];
     if (!covers_storage(produced.view, s) || produced.view.dtype != in.view.dtype) continue;
     bool plain_reads = true;  // every read of s is the producer's own view: no broadcast
-    for (const Operand& other : consumer.inputs) {
+    for (const NodeOperand& other : consumer.inputs) {
       if (other.storage == s && !same_view(other.view, produced.view)) plain_reads = false;
     }
     if (!plain_reads || inputs_written_between(uses, producer_node, p, c)) continue;
     Program merged;
     if (!merge(producer, consumer, s, &merged)) continue;
-    Node node = fused_node(graph->nodes[c], producer_node, std::move(merged));
+    GraphNode node = fused_node(graph->nodes[c], producer_node, std::move(merged));
     if (!node_supported(node)) {
       ++graph->unfused_groups;
       continue;

@@ -49,24 +49,24 @@ bool written_between(const GraphUses& uses, Storage* storage, size_t from, size_
 // Tries to take the node that reads matmul `m`'s result into it. Returns the fused node's
 // index, or SIZE_MAX when nothing changed.
 size_t fuse_one(ctl_graph* graph, size_t m) {
-  const Node& matmul = graph->nodes[m];
+  const GraphNode& matmul = graph->nodes[m];
   if (matmul.kind != NodeKind::kOp || matmul.op != CTL_OP_MATMUL || !matmul.has_attrs) return SIZE_MAX;
   const ctl_matmul_attrs& attrs = matmul.attrs.matmul;
   if (attrs.beta != 0 || attrs.activation != CTL_ACTIVATION_NONE || matmul.outputs.size() != 1) return SIZE_MAX;
-  const Operand out = matmul.outputs[0];
+  const NodeOperand out = matmul.outputs[0];
   if (!out.storage || !covers_storage(out.view, out.storage)) return SIZE_MAX;
   const GraphUses uses = analyze(*graph);
   const size_t r = sole_reader(*graph, uses, out.storage, m);
   if (r == SIZE_MAX) return SIZE_MAX;
-  const Node& next = graph->nodes[r];
+  const GraphNode& next = graph->nodes[r];
   if (next.kind != NodeKind::kOp || next.outputs.size() != 1 || !next.outputs[0].storage) return SIZE_MAX;
-  for (const Operand& in : next.inputs) {
+  for (const NodeOperand& in : next.inputs) {
     if (in.storage == out.storage && !same_view(in.view, out.view)) return SIZE_MAX;  // a broadcast read
   }
-  Node fused = matmul;
+  GraphNode fused = matmul;
   const bool has_bias = matmul.inputs.size() > 2 && matmul.inputs[2].storage;
   if (next.op == CTL_OP_ADD && !has_bias && next.inputs.size() == 2) {
-    const Operand& bias = next.inputs[next.inputs[0].storage == out.storage ? 1 : 0];
+    const NodeOperand& bias = next.inputs[next.inputs[0].storage == out.storage ? 1 : 0];
     if (bias.storage == out.storage || bias.view.dtype != out.view.dtype) return SIZE_MAX;
     fused.inputs.resize(3);
     fused.inputs[2] = bias;
@@ -76,7 +76,7 @@ size_t fuse_one(ctl_graph* graph, size_t m) {
     return SIZE_MAX;
   }
   // The fused matmul runs where the consumer ran: what it reads must not change between.
-  for (const Operand& in : fused.inputs) {
+  for (const NodeOperand& in : fused.inputs) {
     if (in.storage && written_between(uses, in.storage, m, r)) return SIZE_MAX;
   }
   fused.outputs = next.outputs;

@@ -51,9 +51,9 @@ ctl_status* allocate_slot(Slot* slot) {
 ctl_status* plan_memory(ctl_graph* graph, uint64_t* out_changes) {
   std::unordered_map<Storage*, Lifetime> lifetimes;
   for (size_t i = 0; i < graph->nodes.size(); ++i) {
-    const Node& node = graph->nodes[i];
+    const GraphNode& node = graph->nodes[i];
     for (const auto* list : {&node.inputs, &node.outputs}) {
-      for (const Operand& operand : *list) {
+      for (const NodeOperand& operand : *list) {
         if (!operand.storage || !is_internal(*graph, operand.storage)) continue;
         auto [it, inserted] = lifetimes.try_emplace(operand.storage, Lifetime{operand.storage, i, i});
         it->second.last = i;
@@ -89,9 +89,9 @@ ctl_status* plan_memory(ctl_graph* graph, uint64_t* out_changes) {
     if (slot.busy.size() < 2) continue;  // a buffer of one tenant is the tenant's own
     CTL_RETURN_IF_ERROR(allocate_slot(&slot));
     graph->storages[slot.storage] = StorageInfo{true, true};
-    for (Node& node : graph->nodes) {
+    for (GraphNode& node : graph->nodes) {
       for (auto* list : {&node.inputs, &node.outputs}) {
-        for (Operand& operand : *list) {
+        for (NodeOperand& operand : *list) {
           const auto it = operand.storage ? slot_of.find(operand.storage) : slot_of.end();
           if (it != slot_of.end() && it->second == k) operand.storage = slot.storage;
         }
