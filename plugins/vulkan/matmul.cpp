@@ -81,9 +81,6 @@ ctl_status* run_matmul(const OpContext& ctx) {
   if (!is_float && activation != CTL_ACTIVATION_NONE) {
     return ctx.fail(CTL_STATUS_UNSUPPORTED, "a fused activation needs a float dtype, not %s", dtype_name(dtype));
   }
-  if (dtype == CTL_DTYPE_F64 && (activation == CTL_ACTIVATION_GELU || activation == CTL_ACTIVATION_GELU_TANH)) {
-    return ctx.fail(CTL_STATUS_UNSUPPORTED, "no f64 gelu epilogue (GLSL has no double exp)");
-  }
   if (!is_float && (!whole(alpha) || !whole(beta))) {
     return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "integer matmul needs whole alpha and beta, got %g and %g", alpha,
                     beta);

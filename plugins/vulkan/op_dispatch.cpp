@@ -86,20 +86,6 @@ constexpr OpRun kRuns[] = {
 
 constexpr auto kOps = sdk::join_op_table(kRuns);
 
-// Dtypes the op set defines for an op that these shaders do not compute: GLSL has no f64
-// trigonometry, and math_f64.glsl's erfc is accurate to f32, not f64.
-uint32_t unsupported_dtypes(ctl_op_id op) {
-  switch (op) {
-    case CTL_OP_SIN:
-    case CTL_OP_COS:
-    case CTL_OP_GELU:
-    case CTL_OP_GELU_BACKWARD:
-      return sdk::dtype_bit(CTL_DTYPE_F64);
-    default:
-      return 0;
-  }
-}
-
 ctl_status* check_view_dtypes(const ctl_host_api* host, const ctl_plugin_device* device, const OpEntry& entry,
                               const ctl_tensor_view* const* views, uint32_t count) {
   for (uint32_t i = 0; views && i < count; ++i) {
@@ -125,27 +111,6 @@ ctl_status* check_supported(const ctl_host_api* host, const ctl_plugin_device* d
   if (!entry->run) {
     return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: not implemented by the Vulkan plugin", kLogPrefix,
                             entry->name);
-  }
-  const ctl_tensor_view* key = sdk::dtype_key_view(call, entry->key);
-  const auto dtype = static_cast<ctl_dtype>(raw_enum(key->dtype));
-  // f64 log and pow (which takes a log) of a subnormal need subnormal arithmetic, which some
-  // drivers flush (lavapipe: pow(x, -1) at x = 2e-308 came out 5% off in CI).
-  if ((entry->id == CTL_OP_LOG || entry->id == CTL_OP_POW) && dtype == CTL_DTYPE_F64 && !device->f64_denormals) {
-    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED,
-                            "%s%s: %s flushes f64 subnormals (no shaderDenormPreserveFloat64)", kLogPrefix,
-                            entry->name, device->name.c_str());
-  }
-  // math_f64.glsl's erfc is accurate to f32 only, so no f64 gelu epilogue.
-  if (entry->id == CTL_OP_MATMUL && dtype == CTL_DTYPE_F64 && call->attrs &&
-      *static_cast<const size_t*>(call->attrs) >= CTL_MATMUL_ATTRS_STRUCT_SIZE) {
-    const int64_t activation = raw_enum(static_cast<const ctl_matmul_attrs*>(call->attrs)->activation);
-    if (activation == CTL_ACTIVATION_GELU || activation == CTL_ACTIVATION_GELU_TANH) {
-      return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%smatmul: no f64 gelu epilogue", kLogPrefix);
-    }
-  }
-  if (unsupported_dtypes(entry->id) & sdk::dtype_bit(dtype)) {
-    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: no %s shader in the Vulkan plugin", kLogPrefix,
-                            entry->name, dtype_name(dtype));
   }
   CTL_SDK_RETURN_IF_ERROR(check_view_dtypes(host, device, *entry, call->inputs, call->input_count));
   CTL_SDK_RETURN_IF_ERROR(check_view_dtypes(host, device, *entry, call->outputs, call->output_count));

@@ -34,6 +34,9 @@ C_(TA) ctl_minimum(C_(TA) a, C_(TA) b) {
 #if defined(MATH_F64) || TA_WIDE
 #define DOUBLE_MATH 1
 #include "math_f64.glsl"
+#if TA_WIDE
+#include "special_f64.glsl"
+#endif
 #else
 #define DOUBLE_MATH 0
 #endif
@@ -57,7 +60,11 @@ C_(TA) apply(C_(TA) v) {
     case 4: return C_(TA)(ctl_log_d(double(v)));
     case 7: return C_(TA)(ctl_tanh_d(double(v)));
     case 8: return C_(TA)(ctl_x_sigmoid_d(1.0, double(v)));
+#if TA_WIDE
+    case 10: return ctl_gelu_f64(v);
+#else
     case 10: return C_(TA)(ctl_gelu_d(double(v)));
+#endif
     case 11: return C_(TA)(ctl_gelu_tanh_d(double(v)));
     case 12: return C_(TA)(ctl_x_sigmoid_d(double(v), double(v)));
 #else
@@ -72,7 +79,10 @@ C_(TA) apply(C_(TA) v) {
 #if DOUBLE_MATH && !TA_WIDE
     case 13: return C_(TA)(ctl_sincos_f(float(v), true));
     case 14: return C_(TA)(ctl_sincos_f(float(v), false));
-#elif !TA_WIDE
+#elif TA_WIDE
+    case 13: return ctl_sincos_d(v, true);
+    case 14: return ctl_sincos_d(v, false);
+#else
     case 13: return sin(v);
     case 14: return cos(v);
 #endif
@@ -129,7 +139,11 @@ C_(TA) apply(C_(TA) p, C_(TA) q) {
     case 38: return ctl_minimum(p, q);
 #if DOUBLE_MATH
     case 36: return C_(TA)(ctl_pow_d(double(p), double(q)));
+#if TA_WIDE
+    case 228: return p * ctl_gelu_grad_f64(q);
+#else
     case 228: return C_(TA)(double(p) * ctl_gelu_grad_d(double(q)));
+#endif
     case 229: return C_(TA)(double(p) * ctl_gelu_tanh_grad_d(double(q)));
 #else
     case 36: return pow(p, q);

@@ -65,18 +65,65 @@ double ctl_mul_exp_d(double c, double x) {
   return ctl_scale_d(c * p, e);
 }
 
-double ctl_log_d(double x) {
-  if (isnan(x) || x < 0.0lf) return ctl_nan_d();
-  if (x == 0.0lf) return -ctl_inf_d();
-  if (isinf(x)) return x;
-  int e;
-  double m = frexp(x, e);  // [0.5lf, 1)
+// Drivers need not fuse fma, so products that must be exact are Dekker's (Veltkamp splits)
+// under `precise`. a * b = p + e exactly (|a|, |b| well below 2^996, so the splits cannot overflow).
+void ctl_two_prod_d(double a, double b, out double p, out double e) {
+  precise double ca = 134217729.0lf * a;  // 2^27 + 1
+  precise double ah = ca - (ca - a);
+  precise double al = a - ah;
+  precise double cb = 134217729.0lf * b;
+  precise double bh = cb - (cb - b);
+  precise double bl = b - bh;
+  precise double pp = a * b;
+  precise double ee = ((ah * bh - pp) + ah * bl + al * bh) + al * bl;
+  p = pp;
+  e = ee;
+}
+
+// a + b = s + e exactly, in any order of magnitude (Knuth's two-sum).
+void ctl_two_sum_d(double a, double b, out double s, out double e) {
+  precise double ss = a + b;
+  precise double bb = ss - a;
+  precise double ee = (a - (ss - bb)) + (b - bb);
+  s = ss;
+  e = ee;
+}
+
+// log x = hi + lo for finite x > 0.
+void ctl_log_dd(double x, out double hi, out double lo) {
+  // x = m 2^e, m in [0.5, 1), from x's bits alone: no arithmetic touches x, so a driver
+  // that flushes f64 subnormals in arithmetic still gets a subnormal x's logarithm right.
+  uvec2 b = unpackDouble2x32(x);
+  int be = int(b.y >> 20);  // x > 0: no sign bit
+  uint fhi = b.y & 0xfffffu, flo = b.x;
+  int e = be - 1022;
+  if (be == 0) {  // subnormal: shift the fraction's leading 1 up to bit 52
+    int top = fhi != 0u ? 32 + findMSB(fhi) : findMSB(flo);
+    int shift = 52 - top;  // 1 .. 52
+    if (shift >= 32) {
+      fhi = flo << uint(shift - 32);
+      flo = 0u;
+    } else {
+      fhi = (fhi << uint(shift)) | (flo >> uint(32 - shift));
+      flo <<= uint(shift);
+    }
+    fhi &= 0xfffffu;
+    e = -1021 - shift;
+  }
+  double m = packDouble2x32(uvec2(flo, (1022u << 20) | fhi));  // [0.5, 1)
   if (m < 0.70710678118654752440lf) {
     m *= 2.0lf;
     e -= 1;
   }
-  // log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716lf: its odd series to s^23.lf
-  double s = (m - 1.0lf) / (m + 1.0lf);
+  // log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716: 2s + 2s^3 t(s^2), t the odd
+  // series' tail to s^23. s is taken as s + sl (m - 1 is exact, m + 1 as a two-sum) so that
+  // pow, which multiplies the logarithm by up to 1e300, gets it to about 2^-100.
+  double den, den_lo, sp, sp_lo;
+  ctl_two_sum_d(m, 1.0lf, den, den_lo);
+  double num = m - 1.0lf;
+  double s = num / den;
+  ctl_two_prod_d(s, den, sp, sp_lo);
+  precise double sl = ((num - sp) - sp_lo - s * den_lo) / den;
   double s2 = s * s;
   double t = 1.0lf / 23.0lf;
   t = t * s2 + 1.0lf / 21.0lf;
@@ -89,10 +136,35 @@ double ctl_log_d(double x) {
   t = t * s2 + 1.0lf / 7.0lf;
   t = t * s2 + 1.0lf / 5.0lf;
   t = t * s2 + 1.0lf / 3.0lf;
-  double series = 2.0lf * s + 2.0lf * s * s2 * t;
   double de = double(e);
-  precise double result = de * CTL_LN2_HI + (series + de * CTL_LN2_LO);
-  return result;
+  // de ln2_hi is exact (32 + 11 bits); the rest is small beside it or beside 2s.
+  double big, big_lo;
+  ctl_two_sum_d(de * CTL_LN2_HI, 2.0lf * s, big, big_lo);
+  precise double rest = big_lo + (de * CTL_LN2_LO + 2.0lf * sl + 2.0lf * s * s2 * t);
+  precise double h = big + rest;
+  hi = h;
+  lo = rest - (h - big);
+}
+
+double ctl_log_d(double x) {
+  if (isnan(x) || x < 0.0lf) return ctl_nan_d();
+  if (x == 0.0lf) return -ctl_inf_d();
+  if (isinf(x)) return x;
+  double hi, lo;
+  ctl_log_dd(x, hi, lo);
+  return hi + lo;
+}
+
+// e^(q log p) with q log p as a double-double: q times up to 709 / q of logarithm needs the
+// logarithm to far more than 53 bits (rounding log p alone was 870 ulp off at p^1.5 = 6e287).
+double ctl_exp_q_log_d(double p, double q) {
+  double h, l, ph, pl;
+  ctl_log_dd(p, h, l);
+  // Past |q log p| = 1000 the result is 0 or inf whatever the low part (and q may be too
+  // large to split).
+  if (!(abs(q * h) <= 1000.0lf)) return ctl_exp_d(q * h);
+  ctl_two_prod_d(q, h, ph, pl);
+  return ctl_mul_exp_d(1.0lf + (pl + q * l), ph);
 }
 
 // C's pow for the cases the reference meets: signs, zeros, infinities, integer exponents
@@ -119,10 +191,10 @@ double ctl_pow_d(double p, double q) {
   }
   if (p < 0.0lf) {
     if (!q_int) return ctl_nan_d();
-    double r = ctl_exp_d(q * ctl_log_d(-p));
+    double r = ctl_exp_q_log_d(-p, q);
     return q_odd ? -r : r;
   }
-  return ctl_exp_d(q * ctl_log_d(p));
+  return ctl_exp_q_log_d(p, q);
 }
 
 // erfc(x) with the Chebyshev fit of activation.glsl (relative error < 1.2e-7lf) in double, so
@@ -191,9 +263,16 @@ double ctl_gelu_tanh_grad_d(double x) {
 
 // sin or cos of a float argument, correctly reduced over the whole float range: below 2^19
 // by Cody-Waite in double (k * the first part of pi/2 is exact), above by Payne-Hanek with
-// the bits of 2/pi below (fdlibm's table), as integers.
-const uint CTL_TWO_OVER_PI[12] = uint[](0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u,
-                                        0xFE5163ABu, 0xDEBBC561u, 0xB7246E3Au, 0x424DD2E0u, 0x06492EEAu, 0x09D1921Cu);
+// the bits of 2/pi below, as integers: 1280 of them, enough for the f64 reduction of
+// special_f64.glsl as well (the first 384 are fdlibm's table; all were computed with
+// mpmath at 1400 bits, floor(2^1280 * 2 / pi)).
+const uint CTL_TWO_OVER_PI[40] = uint[](0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u,
+                                        0xFE5163ABu, 0xDEBBC561u, 0xB7246E3Au, 0x424DD2E0u, 0x06492EEAu, 0x09D1921Cu,
+                                        0xFE1DEB1Cu, 0xB129A73Eu, 0xE88235F5u, 0x2EBB4484u, 0xE99C7026u, 0xB45F7E41u,
+                                        0x3991D639u, 0x835339F4u, 0x9C845F8Bu, 0xBDF9283Bu, 0x1FF897FFu, 0xDE05980Fu,
+                                        0xEF2F118Bu, 0x5A0A6D1Fu, 0x6D367ECFu, 0x27CB09B7u, 0x4F463F66u, 0x9E5FEA2Du,
+                                        0x7527BAC7u, 0xEBE5F17Bu, 0x3D0739F7u, 0x8A5292EAu, 0x6BFB5FB1u, 0x1F8D5D08u,
+                                        0x56033046u, 0xFC7B6BABu, 0xF0CFBC20u, 0x9AF4361Du);
 
 // Bits p .. p + 31 of 2/pi, bit 1 being the first after the binary point (bits at
 // positions <= 0 are zero).

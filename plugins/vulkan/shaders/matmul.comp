@@ -13,6 +13,9 @@
 #include "common.glsl"
 #if TA_FLOAT && !TA_WIDE
 #include "activation.glsl"
+#elif TA_FLOAT
+#include "math_f64.glsl"
+#include "special_f64.glsl"
 #endif
 
 #if defined(DIRECT)
@@ -140,6 +143,9 @@ void main() {
 #if !TA_WIDE
       if (act == 2) v = E(ctl_gelu(float(v)));
       if (act == 3) v = E(ctl_gelu_tanh(float(v)));
+#else
+      if (act == 2) v = ctl_gelu_f64(v);
+      if (act == 3) v = ctl_gelu_tanh_d(v);
 #endif
 #endif
       o[at] = ST(TA, C_(TA)(v));
