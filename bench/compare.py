@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """compare.py — issue 6's comparison: Catalyst's CPU plugin beside oneDNN, OpenBLAS and PyTorch,
 in one run, with the machine's own FMA peak and STREAM triad, and a checklist of the issue's
-acceptance items computed from what this run measured.
+acceptance items computed from what this run measured; and issue 26's mixed-precision row
+(GPT training tokens/s in f32, bf16 and f16 beside PyTorch's f32 and bf16 autocast).
 
 usage: bench/compare.py [BUILD_DIR] [--quick] [--repeats R] [--min-time S] [--threads 1,2]
                         [--sizes N,...] [--lowp-sizes N,...] [--no-training] [--conformance]
-                        [--lock FILE] [--log FILE]
+                        [--demo-loss] [--lock FILE] [--log FILE]
 
 BUILD_DIR (default ./build) must hold the programs; this script builds nothing and says how
 to build what is missing. Standard library only. Every figure is the median over --repeats
@@ -33,6 +34,7 @@ PROGRAMS = {
     "onednn": ("catalyst-bench-onednn", "libdnnl-dev"),
     "openblas": ("catalyst-bench-openblas", "libopenblas-dev"),
     "train": ("catalyst-train-bench", None),
+    "train_gpt": ("catalyst-train-gpt", None),
 }
 PEERS = ("onednn", "openblas", "pytorch")
 START = time.monotonic()
@@ -54,6 +56,9 @@ def parse_args():
     p.add_argument("--sizes", type=ints, help="sgemm N (default 128,256,512,1024,2048,4096)")
     p.add_argument("--lowp-sizes", type=ints, help="f16 and bf16 N (default 1024,2048)")
     p.add_argument("--no-training", action="store_true", help="skip the GPT and MLP comparison (item 5)")
+    p.add_argument("--demo-loss", action="store_true",
+                   help="also train the demo's model (train-gpt's defaults) in f32 and in bf16 and compare their "
+                        "validation losses (issue 26; minutes per run)")
     p.add_argument("--conformance", action="store_true",
                    help="also run the conformance suite at full on every ISA path (item 6; minutes)")
     p.add_argument("--log", help="also write every measurement as JSON lines to this file")
@@ -172,23 +177,57 @@ def onednn(program, args, threads, filter_regex, a, sink, source="onednn", extra
         context.setdefault("wait_policy_wins", {}).setdefault(f"{case}/{threads}T", []).append(policy)
 
 
-def pytorch(a, threads, cases, sink):
+def cpu_flags():
+    with open("/proc/cpuinfo") as f:
+        return next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+
+
+def aten_capabilities():
+    """The ATEN_CPU_CAPABILITY settings PyTorch is tried with: its own choice (unset) and, where
+    the CPU has AVX-512, avx512, which PyTorch does not pick by itself on every CPU."""
+    return [None, "avx512"] if "avx512f" in cpu_flags() else [None]
+
+
+def torch_env(threads, capability=None):
+    """PyTorch's environment: passive OpenMP waiting, OpenBLAS told the core type a VM's CPUID
+    hides, Debian's OpenBLAS first (or TORCH_BLAS_DIR), and ATEN_CPU_CAPABILITY when given."""
     env = thread_env(threads, {"OMP_WAIT_POLICY": "passive", "OPENBLAS_CORETYPE": "SkylakeX"})
+    env.pop("ATEN_CPU_CAPABILITY", None)
+    if capability:
+        env["ATEN_CPU_CAPABILITY"] = capability
     blas_dir = os.environ.get("TORCH_BLAS_DIR")
     if blas_dir is None and os.path.exists("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"):
         blas_dir = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
     if blas_dir:
         env["LD_LIBRARY_PATH"] = blas_dir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-    command = [PYTHON, os.path.join(HERE, "torch_kernels_bench.py"), "--threads", str(threads),
-               "--min-time", str(a.min_time), "--cases", ",".join(cases)] + size_args(a)
-    out = run(command, env, f"pytorch ({threads} threads)")
-    for line in (out or "").splitlines():
-        r = json.loads(line)
-        if "context" in r:
-            sink.context["pytorch"] = r["context"]
-            continue
-        r.update(source="pytorch", threads=threads)
-        sink.add(r)
+    return env
+
+
+def pytorch(a, threads, cases, sink):
+    """PyTorch's kernels under each ATEN_CPU_CAPABILITY of aten_capabilities(), keeping each case's
+    better figure, as onednn() does with the wait policies."""
+    runs = []
+    for capability in aten_capabilities():
+        command = [PYTHON, os.path.join(HERE, "torch_kernels_bench.py"), "--threads", str(threads),
+                   "--min-time", str(a.min_time), "--cases", ",".join(cases)] + size_args(a)
+        out = run(command, torch_env(threads, capability), f"pytorch ({threads} threads, "
+                  f"ATEN_CPU_CAPABILITY={capability or 'unset'})")
+        records = []
+        for line in (out or "").splitlines():
+            r = json.loads(line)
+            if "context" in r:
+                sink.context["pytorch"] = r["context"]
+                continue
+            r.update(source="pytorch", threads=threads)
+            records.append(r)
+        runs.append((capability or "default", records))
+    wins = sink.context.setdefault("aten_capability_wins", [])
+    for case in dict.fromkeys(r["case"] for _, records in runs for r in records):
+        candidates = [(c, r) for c, records in runs for r in records if r["case"] == case]
+        timed = [(c, r) for c, r in candidates if "seconds" in r]
+        capability, best = min(timed, key=lambda cr: cr[1]["seconds"]) if timed else candidates[0]
+        sink.add(dict(best, aten_cpu_capability=capability))
+        wins.append(capability)
 
 
 class Sink:
@@ -255,6 +294,8 @@ def measure_training(a, programs, sink):
     for model in ("gpt", "mlp"):  # one model at a time, so that --lock is held for one at a time
         with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as log:
             env = thread_env(top, {"BENCH_LOG": log.name, "BENCH_REPEATS": str(a.repeats), "BENCH_MODELS": model})
+            if aten_capabilities()[-1]:  # PyTorch's training runs get AVX-512 where the CPU has it
+                env["ATEN_CPU_CAPABILITY"] = aten_capabilities()[-1]
             if a.quick:
                 env.update(BENCH_MLP_STEPS="2", BENCH_MLP_WARMUP="1", BENCH_GPT_STEPS="1", BENCH_GPT_WARMUP="0")
             progress(f"training {model}: bench/compare_training.sh ({a.repeats} runs of each framework, {top} threads)")
@@ -272,6 +313,85 @@ def training_records(log, top, sink):
                 if key in r:
                     sink.add({"source": "catalyst" if r["framework"] == "catalyst" else "pytorch",
                               "threads": top, "case": f"train/{r['model']}/{key}", key: r[key]})
+
+
+# The benchmark GPT of train_bench.cpp and torch_train_bench.py: vocab 256, context 128, width
+# 128, 4 heads, 4 layers, batch 16, AdamW, gradients clipped to 1.
+GPT_BENCH = ["--context", "128", "--width", "128", "--heads", "4", "--layers", "4", "--batch", "16"]
+PRECISIONS = ("f32", "bf16", "f16")
+
+
+def bench_text(folder):
+    """A text for train-gpt that needs no package: this repository's documentation."""
+    root = os.path.dirname(HERE)
+    path = os.path.join(folder, "text.txt")
+    with open(path, "w") as out:
+        for name in ["README.md"] + sorted(os.listdir(os.path.join(root, "docs"))):
+            full = os.path.join(root, name) if name == "README.md" else os.path.join(root, "docs", name)
+            if full.endswith(".md"):
+                with open(full, errors="replace") as f:
+                    out.write(f.read())
+    return path
+
+
+def train_gpt_log(program, args, threads, what):
+    """Runs catalyst train-gpt with `args` in a scratch folder; its log.jsonl records, or None."""
+    with tempfile.TemporaryDirectory() as folder:
+        command = [program, "--data", bench_text(folder), "--out", os.path.join(folder, "run"), "--quiet",
+                   "--sample-length", "1"] + args
+        if run(command, thread_env(threads), what) is None:
+            return None
+        with open(os.path.join(folder, "run", "log.jsonl")) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+
+def measure_mixed_precision(a, programs, sink):
+    """Issue 26's row: the benchmark GPT trained by catalyst train-gpt in each --precision
+    (median step time over the steps after the warm-up; no evaluation inside the timed
+    steps), and PyTorch's twin in f32 and under torch.autocast(bf16), run after run."""
+    top = max(a.threads)
+    warmup, steps = (1, 1) if a.quick else (3, 10)
+    for repeat in range(1, a.repeats + 1):
+        for precision in PRECISIONS:
+            progress(f"mixed precision, repeat {repeat}/{a.repeats}: catalyst train-gpt --precision {precision}")
+            log = train_gpt_log(programs["train_gpt"], GPT_BENCH + [
+                "--steps", str(warmup + steps), "--eval-every", str(10 * (warmup + steps)), "--eval-batches", "1",
+                "--checkpoint-every", str(10 * (warmup + steps)), "--precision", precision], top,
+                f"train-gpt --precision {precision}")
+            if log:
+                timed = [r["step_seconds"] for r in log[warmup:]]
+                sink.add({"source": "catalyst", "threads": top, "case": f"mixed/gpt/{precision}",
+                          "tokens_per_second": 16 * 128 / statistics.median(timed),
+                          "skipped_steps": log[-1].get("skipped_steps", 0)})
+        capability = aten_capabilities()[-1]
+        for autocast in ("f32", "bf16"):
+            progress(f"mixed precision, repeat {repeat}/{a.repeats}: PyTorch {autocast}")
+            command = [PYTHON, os.path.join(HERE, "torch_train_bench.py"), "gpt", "--threads", str(top),
+                       "--steps", str(steps), "--warmup", str(warmup)] + (["--autocast", "bf16"] if autocast == "bf16"
+                                                                           else [])
+            out = run(command, torch_env(top, capability), f"PyTorch GPT {autocast}")
+            for line in (out or "").splitlines():
+                r = json.loads(line)
+                sink.add({"source": "pytorch", "threads": top, "case": f"mixed/gpt/{autocast}",
+                          "tokens_per_second": r["tokens_per_second"], "aten_cpu_capability": capability or "default"})
+
+
+def measure_demo_loss(a, programs, sink):
+    """Issue 26: the demo's run (train-gpt's defaults) in f32 and in bf16, same seed; their final
+    validation losses."""
+    for precision in ("f32", "bf16"):
+        progress(f"demo loss: catalyst train-gpt (defaults) --precision {precision} (minutes)")
+        with tempfile.TemporaryDirectory() as folder:
+            args = ["--out", os.path.join(folder, "run"), "--quiet", "--sample-length", "1", "--precision", precision]
+            fortunes = os.path.isdir("/usr/share/games/fortunes")
+            command = [programs["train_gpt"]] + args + ([] if fortunes else ["--data", bench_text(folder)])
+            if run(command, thread_env(max(a.threads)), f"demo --precision {precision}") is None:
+                continue
+            with open(os.path.join(folder, "run", "log.jsonl")) as f:
+                log = [json.loads(line) for line in f if line.strip()]
+            sink.add({"source": "catalyst", "threads": max(a.threads), "case": f"demo/{precision}",
+                      "val_loss": log[-1]["val_loss"], "steps": log[-1]["step"],
+                      "text": "fortunes" if fortunes else "docs"})
 
 
 def measure_conformance(a, build, sink):
@@ -326,7 +446,7 @@ class Checklist:
         self.items.append((item, text, holds, detail))
 
     def print(self):
-        print("Acceptance checklist of issue 6 (from this run's medians)")
+        print("Acceptance checklist of issues 6 and 26 (from this run's medians)")
         for item, text, holds, detail in self.items:
             mark = "HOLDS" if holds else "not measured" if holds is None else "FAILS"
             print(f"  [{mark:>12}] {item}. {text}: {detail}")
@@ -474,6 +594,8 @@ def report(a, sink, programs):
     else:
         checks.add(5, "GPT tokens/s and MLP steps/s >= 2x PyTorch", None, "skipped (--no-training)")
 
+    mixed_precision_report(a, sink, checks)
+
     levels = {isa: next((r["level"] for r in sink.records if r["case"] == f"conformance/{isa}"), None)
               for isa in ("baseline", "avx2", "avx512")}
     if a.conformance:
@@ -482,6 +604,45 @@ def report(a, sink, programs):
     else:
         checks.add(6, "conformance at full on every ISA path", None, "not run (add --conformance)")
     return checks
+
+
+def mixed_precision_report(a, sink, checks):
+    top = max(a.threads)
+    amx = "amx_bf16" in cpu_flags()
+    if a.no_training:
+        checks.add("26.1", "bf16 GPT tokens/s >= 1.5x our f32 (on an AMX CPU)", None, "skipped (--no-training)")
+    else:
+        print(f"=== 6. mixed precision: the benchmark GPT trained by catalyst train-gpt --precision P, "
+              f"{top} threads, tokens/s ===")
+        tps = lambda source, p: sink.median(source, f"mixed/gpt/{p}", top, "tokens_per_second")  # noqa: E731
+        c = {p: tps("catalyst", p) for p in PRECISIONS}
+        t = {p: tps("pytorch", p) for p in ("f32", "bf16")}
+        table(["precision", "catalyst", "vs our f32", "PyTorch", "catalyst/PyTorch"],
+              [["f32", fmt(c["f32"]), "1.00x", fmt(t["f32"]), times(ratio(c["f32"], t["f32"]))],
+               ["bf16 (PyTorch: autocast)", fmt(c["bf16"]), times(ratio(c["bf16"], c["f32"])), fmt(t["bf16"]),
+                times(ratio(c["bf16"], t["bf16"]))],
+               ["f16 (loss scaling)", fmt(c["f16"]), times(ratio(c["f16"], c["f32"])), "-", "-"]])
+        print(f"  PyTorch: torch_train_bench.py gpt, ATEN_CPU_CAPABILITY={aten_capabilities()[-1] or 'unset'}; "
+              f"bf16 is torch.autocast('cpu', dtype=torch.bfloat16). This CPU "
+              f"{'has' if amx else 'has no'} AMX; flags: {' '.join(f for f in cpu_flags() if f.startswith(('amx', 'avx512_bf16', 'avx512_fp16', 'avx512f')))}\n")
+        speedup = ratio(c["bf16"], c["f32"])
+        checks.add("26.1", "bf16 GPT tokens/s >= 1.5x our f32 (the goal on an AMX CPU)",
+                   None if speedup is None else speedup >= 1.5,
+                   f"{times(speedup)}" + ("" if amx else " (this CPU has no AMX: the goal is not expected here)"))
+    demo = {p: sink.median("catalyst", f"demo/{p}", top, "val_loss") for p in ("f32", "bf16")}
+    if a.demo_loss:
+        gap = abs(demo["bf16"] - demo["f32"]) if None not in demo.values() else None
+        checks.add("26.1", "validation loss after the demo's steps: bf16 within 0.03 nats of f32",
+                   None if gap is None else gap <= 0.03,
+                   f"f32 {fmt(demo['f32'], 3)}, bf16 {fmt(demo['bf16'], 3)}, gap {fmt(gap, 4)}")
+    else:
+        checks.add("26.1", "validation loss after the demo's steps: bf16 within 0.03 nats of f32", None,
+                   "not run (add --demo-loss)")
+    wins = sink.context.get("aten_capability_wins", [])
+    checks.add("26.4", "PyTorch runs with the better of ATEN_CPU_CAPABILITY unset and avx512",
+               bool(wins) if aten_capabilities()[-1] else None,
+               f"kernels: unset won {wins.count('default')} cases, avx512 {wins.count('avx512')}; training runs "
+               f"with {aten_capabilities()[-1] or 'unset'}" if wins else "no PyTorch kernel figures")
 
 
 def describe(a, sink):
@@ -503,7 +664,8 @@ def describe(a, sink):
               "(OPENBLAS_CORETYPE=SkylakeX)")
     if "pytorch" in c:
         print(f"PyTorch:  {c['pytorch'].get('torch')}, BLAS {', '.join(c['pytorch'].get('blas') or ['(none)'])}, "
-              "OMP_WAIT_POLICY=passive")
+              "OMP_WAIT_POLICY=passive; each kernel figure the better of ATEN_CPU_CAPABILITY "
+              f"{' and '.join(x or 'unset' for x in aten_capabilities())}")
     print("threads: CATALYST_CPU_THREADS, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and torch.set_num_threads "
           "all set to the count shown")
 
@@ -513,7 +675,8 @@ def main():
     a = parse_args()
     LOCK_PATH = a.lock
     programs, missing = find_programs(a.build)
-    required = [k for k in ("catalyst", "machine") + (() if a.no_training else ("train",)) if k not in programs]
+    required = [k for k in ("catalyst", "machine") + (() if a.no_training else ("train", "train_gpt"))
+                + (("train_gpt",) if a.demo_loss else ()) if k not in programs]
     if missing:
         print("compare.py: missing in " + a.build + "; build with:\n" + "\n".join(missing), file=sys.stderr)
     if required:
@@ -526,6 +689,10 @@ def main():
     measure_kernels(a, programs, sink)
     if not a.no_training:
         measure_training(a, programs, sink)
+        if "train_gpt" in programs:
+            measure_mixed_precision(a, programs, sink)
+    if a.demo_loss and "train_gpt" in programs:
+        measure_demo_loss(a, programs, sink)
     if a.conformance:
         measure_conformance(a, a.build, sink)
     describe(a, sink)

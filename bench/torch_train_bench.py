@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """PyTorch twin of catalyst-train-bench: the same two models, the same steps, the same JSON line.
 
-usage: torch_train_bench.py mlp|gpt [--steps N] [--warmup W] [--seed S] [--threads T]
+usage: torch_train_bench.py mlp|gpt [--steps N] [--warmup W] [--seed S] [--threads T] [--autocast bf16]
 
   mlp  784-512-512-10 with ReLU, cross-entropy, SGD (momentum 0.9, lr 0.01), batch 128, f32
   gpt  the GPT of bindings/cpp/include/catalyst/nn.hpp (vocab 256, context 128, width 128,
        4 heads, 4 layers; pre-norm blocks, fused qkv Linear, causal softmax attention written
        out, GELU-tanh MLP of 4x width, tied embeddings), batch 16, AdamW (lr 3e-4, betas
        0.9/0.95, weight decay 0.1 on matrices only, as optim.hpp does), gradients clipped to 1.0
+
+--autocast bf16 runs the forward and the loss under torch.autocast("cpu", dtype=torch.bfloat16)
+(PyTorch's mixed precision: matmuls in bf16, the optimizer on f32 weights), for compare.py's
+mixed-precision row.
 
 Every step: forward, loss, backward, (clip), optimizer step, zero_grad(set_to_none=True) (a
 Catalyst zero_grad drops the gradient too), and loss.item(). Runs on the CPU with
@@ -115,6 +119,7 @@ def parse():
     p.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
+    p.add_argument("--autocast", choices=["bf16"], help="forward and loss under torch.autocast on the CPU")
     a = p.parse_args()
     if a.steps < 1 or a.warmup < 0:
         p.error("--steps must be at least 1 and --warmup at least 0")
@@ -147,8 +152,9 @@ def main():
 
     def step(n):
         x, y = data[n % BATCHES]
-        logits = model(x)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast == "bf16"):
+            logits = model(x)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         loss.backward()
         if clip is not None:
             torch.nn.utils.clip_grad_norm_(clip, 1.0)
@@ -168,7 +174,7 @@ def main():
         first_loss = last_loss if first_loss is None else first_loss
     median = statistics.median(times)
     print(json.dumps({
-        "framework": "pytorch", "model": a.model, "device": f"torch {torch.__version__} cpu, {a.threads} threads",
+        "framework": "pytorch", "model": a.model, "autocast": a.autocast or "none", "device": f"torch {torch.__version__} cpu, {a.threads} threads",
         "blas": loaded_blas(), "parameters": sum(p.numel() for p in model.parameters()), "batch": batch,
         "steps": a.steps, "warmup": a.warmup, "median_step_seconds": median,
         "min_step_seconds": min(times), "max_step_seconds": max(times), "steps_per_second": 1.0 / median,

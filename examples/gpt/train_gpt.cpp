@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -28,6 +29,7 @@
 #include "catalyst/safetensors.hpp"
 #include "catalyst/text_data.hpp"
 #include "checkpoint.hpp"
+#include "graph_step.hpp"
 #include "flags.hpp"
 
 namespace {
@@ -40,7 +42,7 @@ struct Options {
   std::string device;
   std::string out_dir = "gpt-run";
   bool resume = false;
-  int64_t steps = 1200;
+  int64_t steps = 1400;  // about three minutes on 2 cores (the README's figures)
   int64_t batch = 16;
   int64_t context = 64;
   int64_t width = 128;
@@ -67,6 +69,8 @@ struct Options {
   std::string precision = "f32";           // --precision f32|bf16|f16: the products' dtype
   ctl_dtype compute = CTL_DTYPE_F32;       // parsed from --precision
   std::optional<int64_t> inject_overflow;  // tests: this step's loss times 1e30 (f16 must skip it)
+  bool graph = false;                      // --graph / --no-graph: the step as captured graphs (graph_step.hpp)
+  std::string dump_graph;                  // --dump-graph DIR: the graphs as DOT and SVG
 };
 
 void usage(FILE* out) {
@@ -94,7 +98,7 @@ void usage(FILE* out) {
       "model:\n"
       "  --context N --width N --heads N --layers N   (default 64, 128, 4, 3)\n"
       "training:\n"
-      "  --steps N (1200)  --batch N (16)  --lr X (3e-3)  --min-lr X (3e-4)  --warmup N (50)\n"
+      "  --steps N (1400)  --batch N (16)  --lr X (3e-3)  --min-lr X (3e-4)  --warmup N (50)\n"
       "  --clip X (1.0)  --weight-decay X (0.1)  --seed N (1337)\n"
       "  --precision P         f32, bf16 or f16 (default f32): matmuls and attention's products on 16-bit\n"
       "                        copies with f32 accumulation; norms, softmax, loss and AdamW stay f32 on f32\n"
@@ -102,6 +106,11 @@ void usage(FILE* out) {
       "                        log.jsonl). Fast where the CPU multiplies 16-bit numbers natively (AMX,\n"
       "                        AVX512-BF16/FP16); elsewhere it converts and may be slower than f32\n"
       "  --eval-every N (100)  --eval-batches N (8)  --checkpoint-every N (100)\n"
+      "  --graph, --no-graph   capture the step once as graphs, optimise them (dead code, constants, repeats,\n"
+      "                        fusion, memory planning; CATALYST_GRAPH_PASSES picks passes) and launch them\n"
+      "                        every step (default --no-graph); one device, f32 or bf16 (docs/graphs.md)\n"
+      "  --dump-graph DIR      write the captured and optimised graphs as DOT and SVG, and what each pass\n"
+      "                        did (DIR/passes.txt)\n"
       "output:\n"
       "  --sample-length N (400)  --temperature X (0.8)  --quiet (no progress bar)\n"
       "testing:\n"
@@ -145,6 +154,10 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
   flags.add_switch("--allow-fallback", &o->allow_fallback);
   flags.add("--precision", &o->precision);
   flags.add("--inject-overflow-at-step", &o->inject_overflow);
+  bool no_graph = false;
+  flags.add_switch("--graph", &o->graph);
+  flags.add_switch("--no-graph", &no_graph);
+  flags.add("--dump-graph", &o->dump_graph);
   if (!flags.parse(argc, argv, 0, nullptr, error)) return false;
   if (help) {
     usage(stdout);
@@ -162,6 +175,15 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
              std::to_string(o->batch) + ")";
     return false;
   }
+  if (o->graph && no_graph) {
+    *error = "give --graph or --no-graph, not both";
+    return false;
+  }
+  if (!o->dump_graph.empty()) o->graph = true;
+  if (o->graph && (!o->devices.empty() || o->data_parallel)) {
+    *error = "--graph runs on one device; it does not combine with --devices or --data-parallel yet";
+    return false;
+  }
   if (!o->split.empty() && (o->devices.empty() || o->data_parallel)) {
     *error = "--split needs --devices and applies to the layer split, not --data-parallel";
     return false;
@@ -172,6 +194,10 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
   }
   if (!catalyst::nn::parse_precision(o->precision, &o->compute)) {
     *error = "--precision is '" + o->precision + "'; it must be f32, bf16 or f16";
+    return false;
+  }
+  if (o->graph && o->compute == CTL_DTYPE_F16) {
+    *error = "--graph takes --precision f32 or bf16: f16's dynamic loss scale changes every step's work";
     return false;
   }
   if (o->compute != CTL_DTYPE_F32 && (o->data_parallel || !o->devices.empty())) {
@@ -207,11 +233,17 @@ std::string default_corpus(std::string* error) {
   }
   std::sort(files.begin(), files.end());
   const fs::path out = fs::temp_directory_path() / ("catalyst-fortunes-" + std::to_string(getuid()) + ".txt");
-  std::ofstream o(out, std::ios::binary);
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    o << in.rdbuf();
+  // Written under a name of this process's own and renamed into place: runs that start
+  // together (a benchmark beside the demo) would otherwise read each other's half-written file.
+  const fs::path part = out.string() + "." + std::to_string(getpid());
+  {
+    std::ofstream o(part, std::ios::binary);
+    for (const auto& f : files) {
+      std::ifstream in(f, std::ios::binary);
+      o << in.rdbuf();
+    }
   }
+  fs::rename(part, out);
   return out.string();
 }
 
@@ -350,6 +382,8 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
+  const auto started = Clock::now();
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   try {
     if (o.data.empty()) {
       o.data = default_corpus(&error);
@@ -371,6 +405,7 @@ int main(int argc, char** argv) {
       rt.set_placement_policy(policy);
     }
     catalyst::ByteDataset data(o.data, static_cast<size_t>(40 * (o.context + 2)), 0.1);
+    const double data_seconds = seconds_since(started);
     fs::create_directories(o.out_dir);
     const std::string checkpoint = o.out_dir + "/checkpoint.safetensors";
     const std::string log_path = o.out_dir + "/log.jsonl";
@@ -434,18 +469,34 @@ int main(int argc, char** argv) {
     std::ofstream log(log_path, std::ios::app);
     const bool tty = isatty(STDERR_FILENO) && !o.quiet;
     const auto begin = Clock::now();
+    double eval_seconds = 0;  // validation inside the training loop
     double smoothed = NAN;
     std::optional<double> last_val;  // none until the first evaluation
     bool evaluated_last_step = false;
     std::vector<int32_t> x, y;
     catalyst::gpt::DeviceMeter meter(stages, stage_labels);
+    std::unique_ptr<catalyst::gpt::GraphStep> graph_step;
+    if (o.graph) {
+      if (!o.dump_graph.empty()) fs::create_directories(o.dump_graph);
+      catalyst::gpt::GraphStepOptions g;
+      g.rows = o.batch / o.micro_batches;
+      g.context = o.context;
+      g.micro_batches = o.micro_batches;
+      g.loss_factor = 1.0 / double(o.micro_batches);
+      g.dump_dir = o.dump_graph;
+      graph_step = std::make_unique<catalyst::gpt::GraphStep>(rt, device, model, optimizer, g);
+    }
     for (int64_t step = start_step; step < o.steps; ++step) {
       const auto t0 = Clock::now();
       sampler.next_batch(o.batch, o.context, &x, &y);
       // --micro-batches: each piece's loss, scaled by 1/N, adds its gradients to the step's.
       double value = 0;
       const int64_t rows = o.batch / o.micro_batches;
-      for (int64_t m = 0; m < o.micro_batches; ++m) {
+      if (graph_step) {
+        value = graph_step->forward_backward(x, y);
+        if (step == start_step) std::fprintf(stderr, "graphs: %s\n", graph_step->summary().c_str());
+      }
+      for (int64_t m = 0; m < o.micro_batches && !graph_step; ++m) {
         const auto from = size_t(m * rows * o.context), to = size_t((m + 1) * rows * o.context);
         const std::vector<int32_t> xm(x.begin() + from, x.begin() + to), ym(y.begin() + from, y.begin() + to);
         catalyst::Tensor loss =
@@ -464,8 +515,12 @@ int main(int argc, char** argv) {
       double norm = 0;
       const bool good = scaler.unscale_and_clip(rt, params, o.clip, &norm);
       const double lr = catalyst::optim::warmup_cosine(step, o.warmup, o.steps, o.lr, o.min_lr);
-      if (good) optimizer.step(rt, lr);  // a skipped step (f16 overflow) changes no weight
-      optimizer.zero_grad();
+      if (good && graph_step) {
+        graph_step->update(lr);  // the gradients stay: the step graph overwrites them
+      } else if (good) {
+        optimizer.step(rt, lr);  // a skipped step (f16 overflow) changes no weight
+      }
+      if (!graph_step) optimizer.zero_grad();
       model.new_step();  // the 16-bit weight copies are stale now
       smoothed = std::isnan(smoothed) ? value : 0.9 * smoothed + 0.1 * value;
       const double step_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -474,7 +529,11 @@ int main(int argc, char** argv) {
       // without gradients, a small fraction of --eval-every training steps. Its time counts in
       // tokens/s, so the rate shown is the rate the run really has.
       evaluated_last_step = (step + 1) % o.eval_every == 0 || last;
-      if (evaluated_last_step) last_val = evaluate(rt, model, data, o, device);
+      if (evaluated_last_step) {
+        const auto e0 = Clock::now();
+        last_val = evaluate(rt, model, data, o, device);
+        eval_seconds += seconds_since(e0);
+      }
       const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
       const double tokens_per_second = double((step - start_step + 1) * o.batch * o.context) / elapsed;
       std::ostringstream record;
@@ -517,13 +576,25 @@ int main(int argc, char** argv) {
     }
     if (tty) std::fprintf(stderr, "\n");
     // The last step evaluated already, unless the run resumed at its end.
+    const double train_seconds = seconds_since(begin);
     const double val = evaluated_last_step ? *last_val : evaluate(rt, model, data, o, device);
     std::printf("validation loss %.3f nats (predicting byte frequencies: %.3f)\n", val, unigram);
     write_plot(log_path, o.out_dir + "/loss.png");
+    const auto s0 = Clock::now();
     const std::string text = sample(rt, model, o, device);
+    const double sample_seconds = seconds_since(s0);
     std::ofstream(o.out_dir + "/sample.txt") << text;
     std::printf("---- sample ----\n%s\n----------------\n", text.c_str());
     std::printf("checkpoint %s, log %s, plot %s/loss.png\n", checkpoint.c_str(), log_path.c_str(), o.out_dir.c_str());
+    auto span = [](double seconds) {
+      if (seconds >= 60) return human_time(seconds);
+      char b[32];
+      std::snprintf(b, sizeof b, "%.1fs", seconds);
+      return std::string(b);
+    };
+    std::printf("time: reading the text %s, training %s (validation %s of it), sample %s; %s in all\n",
+                span(data_seconds).c_str(), span(train_seconds).c_str(), span(eval_seconds).c_str(),
+                span(sample_seconds).c_str(), span(seconds_since(started)).c_str());
     catalyst::gpt::print_placement_report(rt, stdout);
     return 0;
   } catch (const catalyst::Error& e) {
