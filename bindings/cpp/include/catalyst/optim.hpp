@@ -181,6 +181,7 @@ class AdamW {
       v_.push_back(Tensor::zeros(p.device(), p.dtype(), p.shape()));
     }
   }
+  // One adamw_step per parameter that has a gradient, in parameter order.
   void step(const Runtime& runtime, double lr) {
     NoGrad no_grad(runtime);
     ++steps_;
@@ -188,17 +189,26 @@ class AdamW {
       const Tensor& p = params_[i].second;
       Tensor g = p.grad();
       if (!g) continue;
-      ctl_adamw_attrs a{};
-      a.struct_size = CTL_ADAMW_ATTRS_STRUCT_SIZE;
-      a.lr = lr;
-      a.beta1 = o_.beta1;
-      a.beta2 = o_.beta2;
-      a.eps = o_.eps;
-      a.weight_decay = p.rank() >= 2 ? o_.weight_decay : 0.0;
-      a.step = static_cast<uint64_t>(steps_);
+      const ctl_adamw_attrs a = attrs(i, lr, steps_);
       run_into(CTL_OP_ADAMW_STEP, {&g}, &a, {&p, &m_[i], &v_[i]});
     }
   }
+  // The attributes step() gives parameter `index` at learning rate `lr` on update number
+  // `step` (1 for the first): what a captured step's nodes are updated with
+  // (ctl_graph_set_node_attrs, examples/gpt/graph_step.hpp).
+  ctl_adamw_attrs attrs(size_t index, double lr, int64_t step) const {
+    ctl_adamw_attrs a{};
+    a.struct_size = CTL_ADAMW_ATTRS_STRUCT_SIZE;
+    a.lr = lr;
+    a.beta1 = o_.beta1;
+    a.beta2 = o_.beta2;
+    a.eps = o_.eps;
+    a.weight_decay = params_[index].second.rank() >= 2 ? o_.weight_decay : 0.0;
+    a.step = static_cast<uint64_t>(step);
+    return a;
+  }
+  size_t size() const { return params_.size(); }
+  bool has_grad(size_t index) const { return bool(params_[index].second.grad()); }
   void zero_grad() {
     for (const auto& [name, p] : params_) p.zero_grad();
   }
