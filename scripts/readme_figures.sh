@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# readme_figures.sh — regenerates the README's demo figures from one run of the demo's
+# training command on this machine, so that they cannot go stale: the region of README.md
+# between `<!-- demo-figures:begin -->` and `<!-- demo-figures:end -->` is replaced by the
+# machine (CPU, cores, CPUID flags that matter, load average), the date, the commit, the
+# command, the speed, the time per phase, the validation losses beside the unigram baseline
+# and the start of the sample. Builds nothing: run scripts/demo.sh (or build catalyst and the
+# CPU plugin) first.
+#   BUILD_DIR      the build (default ./build)
+#   GPT_PRECISION  --precision of the run (default: the demo's, f32)
+#   README         the file to update (default README.md at the top of the repository)
+#   FIGURES_COMMIT the commit the build was made from (default: HEAD, flagged when the
+#                  checkout has uncommitted changes to the sources)
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+README=${README:-$ROOT/README.md}
+PRECISION=${GPT_PRECISION:-f32}
+tool="$BUILD_DIR/bin/catalyst"
+if [[ ! -x "$tool" ]]; then
+  echo "readme_figures.sh: no $tool; build first (scripts/demo.sh does)" >&2
+  exit 2
+fi
+grep -q '<!-- demo-figures:begin -->' "$README" || {
+  echo "readme_figures.sh: $README has no <!-- demo-figures:begin --> marker" >&2
+  exit 2
+}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The demo's command (scripts/demo.sh), run from the build folder as a user would.
+cmd=(bin/catalyst train-gpt --out gpt-run-figures --precision "$PRECISION")
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+start=$(date +%s.%N)
+(cd "$BUILD_DIR" && rm -rf gpt-run-figures && "${cmd[@]}") >"$work/stdout" 2>"$work/stderr" || {
+  cat "$work/stderr" >&2
+  exit 1
+}
+end=$(date +%s.%N)
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+cp "$BUILD_DIR/gpt-run-figures/log.jsonl" "$BUILD_DIR/gpt-run-figures/sample.txt" "$work/"
+
+# FIGURES_COMMIT names the sources when the build is not of this checkout's working tree.
+commit=${FIGURES_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD)}
+if [[ -z "${FIGURES_COMMIT:-}" ]] && ! git -C "$ROOT" diff --quiet HEAD -- examples bindings core plugins tools; then
+  commit="$commit plus uncommitted changes"
+fi
+
+/usr/bin/python3 - "$work" "$README" "$commit" "$load_before" "$load_after" "$start" "$end" "${cmd[*]}" <<'EOF'
+import json, os, re, statistics, subprocess, sys, time
+work, readme, commit, load_before, load_after, start, end, command = sys.argv[1:9]
+log = [json.loads(line) for line in open(os.path.join(work, "log.jsonl")) if line.strip()]
+stdout = open(os.path.join(work, "stdout")).read()
+stderr = open(os.path.join(work, "stderr")).read()
+header = re.search(r"training a (\d+)-parameter GPT \(context (\d+), width (\d+), (\d+) heads, (\d+) layers, (\w+) products\)",
+                   stderr)
+baseline = float(re.search(r"gives a validation loss of ([\d.]+) nats", stderr).group(1))
+final = float(re.search(r"validation loss ([\d.]+) nats", stdout).group(1))
+phases = re.search(r"^time: (.*)$", stdout, re.M).group(1)
+cpu = {}
+for line in open("/proc/cpuinfo"):
+    key, _, value = line.partition(":")
+    cpu.setdefault(key.strip(), value.strip())
+flags = cpu.get("flags", "").split()
+shown = [f for f in ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile") if f in flags]
+missing = [f for f in ("avx512_bf16", "avx512_fp16", "amx_bf16") if f not in flags]
+tokens = [r["tokens_per_second"] for r in log]
+vals = [(r["step"], r["val_loss"]) for r in log if "val_loss" in r]
+marks = [vals[i] for i in sorted({round(k * (len(vals) - 1) / 4) for k in range(5)})]  # five, evenly spaced
+sample = open(os.path.join(work, "sample.txt"), errors="replace").read().splitlines()
+sample = [line for line in sample if line.strip()][:6]
+params, context, width, heads, layers, precision = header.groups()
+batch = 16  # train-gpt's default, which the demo keeps
+steps = log[-1]["step"]
+wall = float(end) - float(start)
+loaded = float(load_before.split()[0]) > 1.5 or float(load_after.split()[0]) > 1.5
+block = f"""<!-- demo-figures:begin -->
+<!-- Written by scripts/readme_figures.sh; run it again rather than editing this block. -->
+Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(float(start)))} by `scripts/readme_figures.sh`, which
+ran `{command}` in the build folder (commit {commit}) on {os.cpu_count()} CPUs of a
+machine whose `/proc/cpuinfo` names its CPU "{cpu.get('model name', '?')}" (CPUID flags:
+{', '.join(f'`{f}`' for f in shown)}{'; no ' + ', no '.join(f'`{f}`' for f in missing) if missing else ''}).
+Load average {load_before.split()[0]} before the run and {load_after.split()[0]} after{
+' (other work shared the cores, so an idle machine is faster)' if loaded else ''}.
+
+- Model: {int(params):,} parameters (context {context}, width {width}, {heads} heads, {layers} layers), products in
+  {precision}; {steps:,} steps of batch {batch} × {context} bytes.
+- Speed: **{statistics.median(tokens):,.0f} tokens/s** (median of the log's running figure); the whole command
+  took **{int(wall // 60)}m{int(wall % 60):02d}s**. Time per phase: {phases}.
+- Validation loss: {', '.join(f'**{v:.2f}** after {s:,} steps' for s, v in marks)}; final **{final:.3f} nats**
+  beside **{baseline:.3f}** for predicting byte frequencies (the best a model without context can do).
+- The start of the sample (`sample.txt`):
+
+  ```
+{chr(10).join('  ' + line for line in sample)}
+  ```
+<!-- demo-figures:end -->"""
+text = open(readme).read()
+new = re.sub(r"<!-- demo-figures:begin -->.*?<!-- demo-figures:end -->", lambda _: block, text, flags=re.S)
+open(readme, "w").write(new)
+print(block)
+EOF
