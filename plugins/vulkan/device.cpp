@@ -189,6 +189,21 @@ ctl_status* init_device(ctl_plugin_instance* inst, VkPhysicalDevice physical, ct
   props.pNext = &p11;
   p11.pNext = &p12;
   if (has_pci) p12.pNext = &pci;
+  // Compute units where a vendor extension counts them (core Vulkan does not): NVIDIA's
+  // streaming multiprocessors, AMD's active compute units. Others (Intel, lavapipe, whose
+  // thread count Vulkan does not expose) report 0, the ABI's "unknown".
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCoreProperties2AMD amd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+  const bool has_sm = has_extension(extensions, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  const bool has_amd = has_extension(extensions, VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
+  if (has_sm) {
+    sm.pNext = props.pNext;
+    props.pNext = &sm;
+  }
+  if (has_amd) {
+    amd.pNext = props.pNext;
+    props.pNext = &amd;
+  }
   fn.vkGetPhysicalDeviceProperties2(physical, &props);
 
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -329,6 +344,7 @@ ctl_status* init_device(ctl_plugin_instance* inst, VkPhysicalDevice physical, ct
   d->shared_memory = limits.maxComputeSharedMemorySize;
   d->subgroup_size = p11.subgroupSize ? p11.subgroupSize : 1;
   d->f64_denormals = p12.shaderDenormPreserveFloat64;
+  d->compute_units = has_sm ? sm.shaderSMCount : has_amd ? amd.activeComputeUnitCount : 0;
   d->has_subgroup_arithmetic = (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                (p11.subgroupSupportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
 
