@@ -49,9 +49,14 @@ Quarantine& quarantine() {
 }  // namespace
 
 void Storage::release() {
-  if (references.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  const int64_t before = references.fetch_sub(1, std::memory_order_acq_rel);
+  if (before == 2 && drop_buffer_when_graph_alone.load(std::memory_order_acquire)) {
+    drop_graph_buffer(this);  // only the capturing graph holds it now
+    return;
+  }
+  if (before != 1) return;
   ctl_runtime* runtime = device->runtime;
-  device->api().buffer_free(device->handle, buffer);
+  if (buffer) device->api().buffer_free(device->handle, buffer);
   if (counts_usage) device->usage.remove_memory(size_bytes);
   if (on_release) on_release(on_release_context);
   delete this;
@@ -193,7 +198,8 @@ ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, 
   storage->counts_usage = true;
   device->usage.add_memory(bytes);
   ctl_runtime_retain(device->runtime);
-  if (GraphCapture* capture = active_capture(device)) [[unlikely]] capture_note_storage(capture, storage);
+  if (GraphCapture* capture = active_capture(device)) [[unlikely]]
+    capture_note_storage(capture, storage);
   *out_tensor = make_view(storage, layout);
   storage->release();  // the view holds the only reference
   return nullptr;

@@ -25,6 +25,11 @@ struct Storage {
   void (*on_release)(void* context) = nullptr;
   void* on_release_context = nullptr;
   bool counts_usage = false;  // allocated by allocate_tensor: counted in the device's memory_in_use
+  // Made while a graph was being captured (graph/capture.h): when the program lets go of
+  // its last view, the graph alone holds it and no node has run yet, so the buffer is freed
+  // at once, as eager execution would free it; the graph allocates bytes again (its plan's
+  // arena, or a buffer of its own) before anything runs. Cleared when the capture ends.
+  std::atomic<bool> drop_buffer_when_graph_alone{false};
 
   void retain() { references.fetch_add(1, std::memory_order_relaxed); }
   void release();

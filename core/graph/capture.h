@@ -52,6 +52,12 @@ ctl_status* capture_fill(GraphCapture* capture, Storage* storage, uint64_t offse
 ctl_status* capture_write(GraphCapture* capture, Storage* storage, uint64_t offset, const void* data, uint64_t bytes);
 // Notes a storage allocated during the capture (its buffer is the graph's to plan).
 void capture_note_storage(GraphCapture* capture, Storage* storage);
+// Frees the buffer of a storage made in a capture once the graph alone holds it
+// (Storage::release): nothing has run on it yet, and no view of it is left to read it.
+void drop_graph_buffer(Storage* storage);
+// Gives a storage whose buffer was dropped a new one (before a node that uses it runs).
+ctl_status* materialize(Storage* storage);
+
 // FAILED_PRECONDITION naming `what` (e.g. "reading cpu:0's tensor data") for work the host
 // cannot do while capturing.
 ctl_status* refused_while_capturing(const char* what);

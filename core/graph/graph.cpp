@@ -132,6 +132,16 @@ bool node_supported(const GraphNode& node) {
   ctl_device* device = node.device;
   if (node.kind != NodeKind::kOp) return true;
   if (!device->api().op_supports) return false;  // unknown: keep what is known to run
+  for (const auto* list : {&node.inputs, &node.outputs}) {
+    for (const NodeOperand& operand : *list) {
+      if (!operand.storage) continue;
+      ctl_status* status = materialize(operand.storage);  // plugins check views against buffers
+      if (status) {
+        ctl_status_free(status);
+        return false;
+      }
+    }
+  }
   const BoundCall bound_call(node);
   ctl_status* status = device->api().op_supports(device->handle, &bound_call.call);
   ctl_status_free(status);

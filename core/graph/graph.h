@@ -76,6 +76,7 @@ struct ctl_graph {
   std::string captured_dot;     // the graph as captured, for ctl_graph_write_dot
   std::vector<catalyst::PassRecord> passes;
   bool optimized = false;
+  bool materialized = false;  // every storage has a buffer (capture.h: materialize)
   std::atomic<uint64_t> runs{0};
   std::atomic<bool> launched{false};
 

@@ -73,6 +73,15 @@ ctl_status* parse_passes(const std::string& spec, const char* source, std::vecto
   return nullptr;
 }
 
+// Buffers for the storages whose buffers were dropped during the capture and that no pass
+// moved into an arena.
+ctl_status* materialize_all(ctl_graph* graph) {
+  if (graph->materialized) return nullptr;
+  for (auto& [storage, info] : graph->storages) CTL_RETURN_IF_ERROR(materialize(storage));
+  graph->materialized = true;
+  return nullptr;
+}
+
 ctl_status* check_not_capturing(const ctl_graph* graph, const char* what) {
   if (t_capture && t_capture->runtime == graph->runtime) {
     return make_status(CTL_STATUS_FAILED_PRECONDITION,
@@ -165,6 +174,7 @@ ctl_status* optimize(ctl_graph* graph, const ctl_graph_options* options) {
     record.nodes_after = graph->nodes.size();
     record.bytes_after = graph_device_bytes(graph);
     graph->passes.push_back(record);
+    graph->materialized = false;  // a pass may have added storages (an arena has its buffer)
     graph->runtime->logger.printf(
         CTL_LOG_DEBUG, "graph pass %s: %llu -> %llu nodes, %llu changes, %llu -> %llu bytes", pass->name,
         static_cast<unsigned long long>(record.nodes_before), static_cast<unsigned long long>(record.nodes_after),
@@ -176,6 +186,7 @@ ctl_status* optimize(ctl_graph* graph, const ctl_graph_options* options) {
 
 ctl_status* launch(ctl_graph* graph) {
   CTL_RETURN_IF_ERROR(check_not_capturing(graph, "ctl_graph_launch"));
+  CTL_RETURN_IF_ERROR(materialize_all(graph));
   graph->launched.store(true);
   for (const GraphNode& node : graph->nodes) {
     if (ctl_status* status = run_node(node)) {
@@ -222,6 +233,11 @@ CTL_EXPORT ctl_status* ctl_runtime_end_capture(ctl_runtime* runtime, ctl_graph**
     }
     std::unique_ptr<GraphCapture> capture(t_capture);
     t_capture = nullptr;
+    // From here on the program may hold the graph's tensors across launches: a buffer is
+    // only dropped while nothing has run.
+    for (auto& [storage, info] : capture->graph->storages) {
+      storage->drop_buffer_when_graph_alone.store(false, std::memory_order_release);
+    }
     capture->graph->captured_nodes = capture->graph->nodes.size();
     *out_graph = capture->graph;
     return nullptr;

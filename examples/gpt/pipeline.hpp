@@ -100,6 +100,7 @@ class DeviceMeter {
     uint64_t memory = 0;  // bytes in use now
     uint64_t peak = 0;    // bytes at most so far
     uint64_t moved = 0;   // bytes in and out since the last sample
+    uint64_t launches = 0;  // plugin calls since the last sample
   };
 
   std::vector<Sample> sample() {
@@ -114,6 +115,7 @@ class DeviceMeter {
       s.memory = u.memory_in_use;
       s.peak = u.memory_peak;
       s.moved = (u.bytes_in - last_[i].bytes_in) + (u.bytes_out - last_[i].bytes_out);
+      s.launches = u.ops - last_[i].ops;
       last_[i] = u;
       out.push_back(s);
     }
@@ -130,7 +132,7 @@ class DeviceMeter {
       const Sample& s = samples[i];
       o << (i ? ", " : "") << "{\"device\": \"" << s.label << "\", \"busy\": " << s.busy
         << ", \"memory_bytes\": " << s.memory << ", \"peak_memory_bytes\": " << s.peak
-        << ", \"moved_bytes\": " << s.moved << "}";
+        << ", \"moved_bytes\": " << s.moved << ", \"launches\": " << s.launches << "}";
     }
     o << "]";
     return o.str();

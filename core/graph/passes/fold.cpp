@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "graph/analysis.h"
+#include "graph/capture.h"
 #include "graph/passes/passes.h"
 #include "runtime.h"
 #include "status.h"
@@ -77,6 +78,11 @@ ctl_status* fold_constants(ctl_graph* graph, uint64_t* out_changes) {
   for (size_t i = 0; i < n; ++i) {
     if (!constant[i]) continue;
     const GraphNode& node = graph->nodes[i];
+    for (const auto* list : {&node.inputs, &node.outputs}) {
+      for (const NodeOperand& operand : *list) {
+        if (operand.storage) CTL_RETURN_IF_ERROR(materialize(operand.storage));
+      }
+    }
     CTL_RETURN_IF_ERROR(annotate(run_node(node), "folding a constant"));
     devices.insert(node.device);
     for (const NodeOperand& out : node.outputs) {

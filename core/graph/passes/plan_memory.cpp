@@ -1,12 +1,13 @@
-// plan_memory.cpp — memory planning: internal storages (analysis.h) whose lifetimes do not
-// overlap share one device buffer. A storage lives from the first node that touches it to
-// the last; two storages may share a buffer when one's last node comes before the other's
-// first. Storages are placed largest first, each into the first buffer of its device whose
-// tenants it does not overlap in time (the greedy interval colouring used by static memory
-// planners), so a buffer's size is that of its first, largest tenant.
+// plan_memory.cpp — memory planning: the internal storages (analysis.h) of each device move
+// into one arena buffer, at offsets chosen so that two storages share bytes only when
+// their lifetimes do not overlap. A storage lives from the first node that touches it to
+// the last. Storages are placed largest first, each at the lowest offset where it overlaps
+// (in bytes) no already placed storage that is alive at the same time: the greedy-by-size
+// offset assignment of static memory planners, which comes close to the lower bound (the
+// most bytes alive at any one node) on training steps.
 //
 // Exact: every node computes the same values; only where they live changes. A device's
-// stream runs in order, so a node that reuses a buffer runs after the last reader of the
+// stream runs in order, so a node that reuses bytes runs after the last reader of their
 // previous tenant, across launches too.
 #include <algorithm>
 
@@ -17,31 +18,42 @@
 namespace catalyst {
 namespace {
 
-struct Lifetime {
+// Offsets are multiples of this, so every view keeps the alignment a buffer start has for
+// any dtype and vector width the plugins use.
+constexpr uint64_t kAlignment = 256;
+
+uint64_t aligned(uint64_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+struct Tenant {
   Storage* storage = nullptr;
   size_t first = 0, last = 0;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;  // aligned size
 };
 
-struct Slot {
-  ctl_device* device = nullptr;
-  uint64_t bytes = 0;
-  std::vector<std::pair<size_t, size_t>> busy;  // [first, last] of each tenant
-  Storage* storage = nullptr;                   // allocated once all tenants are known
-
-  bool free_during(size_t first, size_t last) const {
-    for (const auto& [a, b] : busy) {
-      if (!(b < first || last < a)) return false;
-    }
-    return true;
+// The lowest aligned offset where `t` overlaps no placed tenant alive at the same time.
+uint64_t lowest_offset(const Tenant& t, const std::vector<const Tenant*>& placed) {
+  std::vector<const Tenant*> alive;
+  for (const Tenant* p : placed) {
+    if (!(p->last < t.first || t.last < p->first)) alive.push_back(p);
   }
-};
+  std::sort(alive.begin(), alive.end(), [](const Tenant* a, const Tenant* b) { return a->offset < b->offset; });
+  uint64_t offset = 0;
+  for (const Tenant* p : alive) {
+    if (offset + t.bytes <= p->offset) break;
+    offset = std::max(offset, p->offset + p->bytes);
+  }
+  return offset;
+}
 
-ctl_status* allocate_slot(Slot* slot) {
+ctl_status* allocate_arena(ctl_device* device, uint64_t bytes, Storage** out) {
   ctl_tensor* tensor = nullptr;
-  const int64_t shape[1] = {static_cast<int64_t>(slot->bytes)};
-  CTL_RETURN_IF_ERROR(allocate_tensor(slot->device, CTL_DTYPE_U8, 1, shape, &tensor));
-  slot->storage = tensor->storage;
-  slot->storage->retain();
+  const int64_t shape[1] = {static_cast<int64_t>(bytes)};
+  CTL_RETURN_IF_ERROR(allocate_tensor(device, CTL_DTYPE_U8, 1, shape, &tensor));
+  *out = tensor->storage;
+  (*out)->retain();
   ctl_tensor_release(tensor);
   return nullptr;
 }
@@ -49,60 +61,56 @@ ctl_status* allocate_slot(Slot* slot) {
 }  // namespace
 
 ctl_status* plan_memory(ctl_graph* graph, uint64_t* out_changes) {
-  std::unordered_map<Storage*, Lifetime> lifetimes;
+  std::unordered_map<Storage*, Tenant> tenants;
   for (size_t i = 0; i < graph->nodes.size(); ++i) {
     const GraphNode& node = graph->nodes[i];
     for (const auto* list : {&node.inputs, &node.outputs}) {
       for (const NodeOperand& operand : *list) {
         if (!operand.storage || !is_internal(*graph, operand.storage)) continue;
-        auto [it, inserted] = lifetimes.try_emplace(operand.storage, Lifetime{operand.storage, i, i});
+        auto [it, inserted] = tenants.try_emplace(operand.storage);
+        if (inserted) it->second = Tenant{operand.storage, i, i, 0, aligned(operand.storage->size_bytes)};
         it->second.last = i;
       }
     }
   }
-  std::vector<Lifetime> order;
-  for (const auto& [storage, lifetime] : lifetimes) order.push_back(lifetime);
-  std::sort(order.begin(), order.end(), [](const Lifetime& a, const Lifetime& b) {
-    if (a.storage->size_bytes != b.storage->size_bytes) return a.storage->size_bytes > b.storage->size_bytes;
-    return a.first < b.first;  // a fixed order, so one graph always gets the same plan
-  });
-  std::vector<Slot> slots;
-  std::unordered_map<Storage*, size_t> slot_of;
-  for (const Lifetime& lifetime : order) {
-    ctl_device* device = lifetime.storage->device;
-    size_t chosen = slots.size();
-    for (size_t k = 0; k < slots.size(); ++k) {
-      if (slots[k].device == device && slots[k].free_during(lifetime.first, lifetime.last)) {
-        chosen = k;
-        break;
-      }
+  std::unordered_map<ctl_device*, std::vector<Tenant*>> by_device;
+  for (auto& [storage, tenant] : tenants) by_device[storage->device].push_back(&tenant);
+  uint64_t moved = 0;
+  for (auto& [device, list] : by_device) {
+    if (list.size() < 2) continue;  // one storage gains nothing from an arena
+    std::sort(list.begin(), list.end(), [](const Tenant* a, const Tenant* b) {
+      if (a->bytes != b->bytes) return a->bytes > b->bytes;
+      return a->first < b->first;  // a fixed order: one graph always gets the same plan
+    });
+    std::vector<const Tenant*> placed;
+    uint64_t arena_bytes = 0;
+    for (Tenant* t : list) {
+      t->offset = lowest_offset(*t, placed);
+      placed.push_back(t);
+      arena_bytes = std::max(arena_bytes, t->offset + t->bytes);
     }
-    if (chosen == slots.size()) slots.push_back(Slot{device, lifetime.storage->size_bytes, {}, nullptr});
-    slots[chosen].busy.emplace_back(lifetime.first, lifetime.last);
-    slot_of[lifetime.storage] = chosen;
-  }
-  // One buffer at a time: its tenants are released before the next is allocated, so
-  // planning never needs much more memory than the capture already holds.
-  uint64_t shared = 0;
-  for (size_t k = 0; k < slots.size(); ++k) {
-    Slot& slot = slots[k];
-    if (slot.busy.size() < 2) continue;  // a buffer of one tenant is the tenant's own
-    CTL_RETURN_IF_ERROR(allocate_slot(&slot));
-    graph->storages[slot.storage] = StorageInfo{true, true};
+    // The tenants' own buffers are released before the next device's arena is allocated,
+    // so planning never needs much more memory than the capture already holds.
+    Storage* arena = nullptr;
+    CTL_RETURN_IF_ERROR(allocate_arena(device, arena_bytes, &arena));
+    graph->storages[arena] = StorageInfo{true, true};
     for (GraphNode& node : graph->nodes) {
-      for (auto* list : {&node.inputs, &node.outputs}) {
-        for (NodeOperand& operand : *list) {
-          const auto it = operand.storage ? slot_of.find(operand.storage) : slot_of.end();
-          if (it != slot_of.end() && it->second == k) operand.storage = slot.storage;
+      for (auto* operands : {&node.inputs, &node.outputs}) {
+        for (NodeOperand& operand : *operands) {
+          if (!operand.storage || operand.storage->device != device) continue;
+          const auto it = tenants.find(operand.storage);
+          if (it == tenants.end()) continue;
+          operand.storage = arena;
+          operand.view.byte_offset += it->second.offset;
+          if (node.kind != NodeKind::kOp) node.byte_offset += it->second.offset;  // fills and writes
         }
       }
     }
-    // The tenants die next; forget them first, since a later allocation may reuse an address.
-    for (auto it = slot_of.begin(); it != slot_of.end();) it = it->second == k ? slot_of.erase(it) : std::next(it);
+    for (const Tenant* t : list) tenants.erase(t->storage);  // a later allocation may reuse the address
     drop_unused_storages(graph);
-    shared += slot.busy.size();
+    moved += list.size();
   }
-  *out_changes = shared;
+  *out_changes = moved;
   return nullptr;
 }
 
