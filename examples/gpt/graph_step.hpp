@@ -4,8 +4,10 @@
 //  - The step graph: forward and backward of every micro-batch, on input tensors that stay
 //    put (each step copies its batch into them). It writes the parameters' gradients and
 //    the losses.
-//  - The clip between them stays eager: it reads the gradients' norm on the host, which a
-//    graph cannot do, and the host sum in parameter order is what eager runs compute.
+//  - The clip is split: the step graph also computes each gradient's squared norm (on the
+//    device, as optim::grad_squares does eagerly); the host then reads them once, adds them
+//    in parameter order as eager runs do, and scales the gradients when the norm is too
+//    large (optim::clip_with_squares). A graph cannot read on the host.
 //  - The update graph: one adamw_step per parameter; each step sets its nodes' learning
 //    rate and step count (ctl_graph_set_node_attrs) and launches it.
 //
@@ -38,8 +40,13 @@ struct GraphStepOptions {
 
 class GraphStep {
  public:
-  GraphStep(Runtime runtime, Device device, nn::GPT& model, optim::AdamW& optimizer, GraphStepOptions options)
-      : runtime_(std::move(runtime)), model_(model), optimizer_(optimizer), o_(std::move(options)) {
+  GraphStep(Runtime runtime, Device device, nn::GPT& model, optim::AdamW& optimizer, nn::NamedTensors params,
+            GraphStepOptions options)
+      : runtime_(std::move(runtime)),
+        model_(model),
+        optimizer_(optimizer),
+        params_(std::move(params)),
+        o_(std::move(options)) {
     for (int64_t m = 0; m < o_.micro_batches; ++m) {
       inputs_.push_back(Tensor::zeros(device, CTL_DTYPE_I32, {o_.rows, o_.context}));
       targets_.push_back(Tensor::zeros(device, CTL_DTYPE_I32, {o_.rows, o_.context}));
@@ -61,6 +68,9 @@ class GraphStep {
     for (const Tensor& loss : losses_) value += loss.item() / double(o_.micro_batches);
     return value;
   }
+
+  // Clips the gradients to `max_norm` by their global norm (0: no clip); returns the norm.
+  double clip(double max_norm) { return optim::clip_with_squares(runtime_, squares_, max_norm); }
 
   // One AdamW update at `lr`: the optimizer's step count advances as its step() would.
   void update(double lr) {
@@ -101,6 +111,7 @@ class GraphStep {
         }
         losses_.push_back(loss.detach());  // the record of the forward pass goes with `loss`
       }
+      squares_ = optim::grad_squares(runtime_, params_);
     });
     model_.new_step();  // cast weights cached during the capture belong to the graph now
     step_.optimize();
@@ -148,7 +159,9 @@ class GraphStep {
   Runtime runtime_;
   nn::GPT& model_;
   optim::AdamW& optimizer_;
+  nn::NamedTensors params_;
   GraphStepOptions o_;
+  optim::GradSquares squares_;
   std::vector<Tensor> inputs_, targets_, losses_;
   Graph step_, update_;
   std::vector<std::pair<size_t, uint64_t>> update_nodes_;  // (parameter index, node id)

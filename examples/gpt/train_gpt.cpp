@@ -29,8 +29,8 @@
 #include "catalyst/safetensors.hpp"
 #include "catalyst/text_data.hpp"
 #include "checkpoint.hpp"
-#include "graph_step.hpp"
 #include "flags.hpp"
+#include "graph_step.hpp"
 
 namespace {
 
@@ -103,8 +103,9 @@ void usage(FILE* out) {
       "  --precision P         f32, bf16 or f16 (default f32): matmuls and attention's products on 16-bit\n"
       "                        copies with f32 accumulation; norms, softmax, loss and AdamW stay f32 on f32\n"
       "                        master weights. f16 scales the loss dynamically (scale and skipped steps in\n"
-      "                        log.jsonl). Fast where the CPU multiplies 16-bit numbers natively (AMX,\n"
-      "                        AVX512-BF16/FP16); elsewhere it converts and may be slower than f32\n"
+      "                        log.jsonl). Faster than f32 only where the device multiplies 16-bit numbers\n"
+      "                        much faster than f32 (AMX); on CPUs without AMX the CPU plugin's bf16 and f16\n"
+      "                        runs are slower than f32 (README)\n"
       "  --eval-every N (100)  --eval-batches N (8)  --checkpoint-every N (100)\n"
       "  --graph, --no-graph   capture the step once as graphs, optimise them (dead code, constants, repeats,\n"
       "                        fusion, memory planning; CATALYST_GRAPH_PASSES picks passes) and launch them\n"
@@ -484,10 +485,11 @@ int main(int argc, char** argv) {
       g.micro_batches = o.micro_batches;
       g.loss_factor = 1.0 / double(o.micro_batches);
       g.dump_dir = o.dump_graph;
-      graph_step = std::make_unique<catalyst::gpt::GraphStep>(rt, device, model, optimizer, g);
+      graph_step = std::make_unique<catalyst::gpt::GraphStep>(rt, device, model, optimizer, params, g);
     }
     for (int64_t step = start_step; step < o.steps; ++step) {
       const auto t0 = Clock::now();
+      const int64_t casts_before = model.autocast() ? model.autocast()->weight_casts() : 0;
       sampler.next_batch(o.batch, o.context, &x, &y);
       // --micro-batches: each piece's loss, scaled by 1/N, adds its gradients to the step's.
       double value = 0;
@@ -513,7 +515,9 @@ int main(int argc, char** argv) {
         value += loss.item() / double(o.micro_batches);
       }
       double norm = 0;
-      const bool good = scaler.unscale_and_clip(rt, params, o.clip, &norm);
+      // --graph: the step graph computed the squared norms; f16's scaler is not in play there.
+      const bool good =
+          graph_step ? (norm = graph_step->clip(o.clip), true) : scaler.unscale_and_clip(rt, params, o.clip, &norm);
       const double lr = catalyst::optim::warmup_cosine(step, o.warmup, o.steps, o.lr, o.min_lr);
       if (good && graph_step) {
         graph_step->update(lr);  // the gradients stay: the step graph overwrites them
@@ -521,6 +525,9 @@ int main(int argc, char** argv) {
         optimizer.step(rt, lr);  // a skipped step (f16 overflow) changes no weight
       }
       if (!graph_step) optimizer.zero_grad();
+      // Weight casts this step (forward and backward of every micro-batch, not the evaluation):
+      // one per weight, however often and in however many micro-batches it is used.
+      const int64_t step_casts = model.autocast() ? model.autocast()->weight_casts() - casts_before : 0;
       model.new_step();  // the 16-bit weight copies are stale now
       smoothed = std::isnan(smoothed) ? value : 0.9 * smoothed + 0.1 * value;
       const double step_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -546,6 +553,7 @@ int main(int argc, char** argv) {
       }
       record << ", \"tokens_per_second\": " << tokens_per_second << ", \"step_seconds\": " << step_seconds;
       if (evaluated_last_step) record << ", \"val_loss\": " << *last_val;
+      if (model.autocast()) record << ", \"weight_casts\": " << step_casts;
       if (scaler.enabled()) {
         record << ", \"loss_scale\": " << scaler.scale() << ", \"skipped\": " << (good ? "false" : "true")
                << ", \"skipped_steps\": " << scaler.skipped_steps();

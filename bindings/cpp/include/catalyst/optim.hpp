@@ -21,13 +21,20 @@ inline double warmup_cosine(int64_t step, int64_t warmup, int64_t total, double 
   return floor + 0.5 * (peak - floor) * (1.0 + std::cos(M_PI * progress));
 }
 
-// The global L2 norm of the gradients; scales them by max_norm / norm when it is larger.
-// Returns the norm before clipping. Parameters without a gradient are skipped.
-inline double clip_grad_norm(const Runtime& runtime, const nn::NamedTensors& params, double max_norm) {
+// The gradients' squared norms, one f64 per parameter, gathered per device: the device
+// half of clip_grad_norm. No host read happens here, so a captured graph can compute it
+// (examples/gpt/graph_step.hpp).
+struct GradSquares {
+  std::vector<Tensor> grads;             // the gradients, in parameter order (parameters without one skipped)
+  std::vector<size_t> device_of_square;  // index into per_device, per gradient
+  std::vector<Tensor> per_device;        // each device's squared norms in parameter order, concatenated
+};
+
+inline GradSquares grad_squares(const Runtime& runtime, const nn::NamedTensors& params) {
   NoGrad no_grad(runtime);
-  std::vector<Tensor> grads, squares;
-  std::vector<Device> devices;           // where the parameters live, in first-seen order
-  std::vector<size_t> device_of_square;  // index into devices
+  GradSquares out;
+  std::vector<Tensor> squares;
+  std::vector<Device> devices;  // where the parameters live, in first-seen order
   for (const auto& [name, p] : params) {
     Tensor g = p.grad();
     if (!g) continue;
@@ -35,29 +42,46 @@ inline double clip_grad_norm(const Runtime& runtime, const nn::NamedTensors& par
     const Device d = g.device();
     const size_t k = size_t(std::find(devices.begin(), devices.end(), d) - devices.begin());
     if (k == devices.size()) devices.push_back(d);
-    device_of_square.push_back(k);
-    grads.push_back(std::move(g));
+    out.device_of_square.push_back(k);
+    out.grads.push_back(std::move(g));
   }
-  // One read per device for all its per-parameter sums (a wait for the device per parameter
-  // would stall a GPU every step), added on the host in parameter order, so a model split
-  // over devices gets the one-device norm bit for bit.
-  std::vector<std::vector<double>> per_device(devices.size());
+  // One tensor per device, so the host half reads each device once for all its sums (a
+  // wait for the device per parameter would stall a GPU every step).
   for (size_t k = 0; k < devices.size(); ++k) {
     std::vector<Tensor> mine;
     for (size_t i = 0; i < squares.size(); ++i) {
-      if (device_of_square[i] == k) mine.push_back(squares[i]);
+      if (out.device_of_square[i] == k) mine.push_back(squares[i]);
     }
-    per_device[k] = concat(mine, 0).to_vector<double>();
+    out.per_device.push_back(concat(mine, 0));
   }
+  return out;
+}
+
+// The host half of clip_grad_norm: reads the squared norms, adds them on the host in
+// parameter order, so a model split over devices gets the one-device norm bit for bit, and
+// scales the gradients by max_norm / norm when the norm is larger. Returns the norm.
+inline double clip_with_squares(const Runtime& runtime, const GradSquares& squares, double max_norm) {
+  NoGrad no_grad(runtime);
+  std::vector<std::vector<double>> per_device;
+  for (const Tensor& t : squares.per_device) per_device.push_back(t.to_vector<double>());
   double total = 0;
-  std::vector<size_t> next(devices.size(), 0);
-  for (size_t i = 0; i < squares.size(); ++i) total += per_device[device_of_square[i]][next[device_of_square[i]]++];
+  std::vector<size_t> next(per_device.size(), 0);
+  for (size_t i = 0; i < squares.grads.size(); ++i) {
+    const size_t k = squares.device_of_square[i];
+    total += per_device[k][next[k]++];
+  }
   const double norm = std::sqrt(total);
   if (max_norm > 0 && norm > max_norm) {
     const double scale = max_norm / (norm + 1e-6);
-    for (const Tensor& g : grads) copy_(g, g * scale);
+    for (const Tensor& g : squares.grads) copy_(g, g * scale);
   }
   return norm;
+}
+
+// The global L2 norm of the gradients; scales them by max_norm / norm when it is larger.
+// Returns the norm before clipping. Parameters without a gradient are skipped.
+inline double clip_grad_norm(const Runtime& runtime, const nn::NamedTensors& params, double max_norm) {
+  return clip_with_squares(runtime, grad_squares(runtime, params), max_norm);
 }
 
 // Dynamic loss scaling for f16 products, whose gradients underflow to zero unscaled: the
