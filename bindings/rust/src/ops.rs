@@ -47,6 +47,7 @@ op_ids! {
     CONV2D_BACKWARD_WEIGHT = CTL_OP_CONV2D_BACKWARD_WEIGHT, MAX_POOL2D = CTL_OP_MAX_POOL2D,
     MAX_POOL2D_BACKWARD = CTL_OP_MAX_POOL2D_BACKWARD, AVG_POOL2D = CTL_OP_AVG_POOL2D,
     AVG_POOL2D_BACKWARD = CTL_OP_AVG_POOL2D_BACKWARD,
+    FUSED_ELEMENTWISE = CTL_OP_FUSED_ELEMENTWISE,
 }
 
 impl OpId {
@@ -108,7 +109,8 @@ op_attrs!(
     ctl_adamw_attrs,
     ctl_sgd_attrs,
     ctl_conv2d_attrs,
-    ctl_pool2d_attrs
+    ctl_pool2d_attrs,
+    ctl_fused_elementwise_attrs
 );
 
 /// The handles of `tensors` (NULL for None), on the stack for the usual handful: a heap

@@ -210,6 +210,13 @@ fn enum_alias(rust: &str) -> Option<(usize, bool)> {
     }
 }
 
+/// Whether catalyst.h defines a `*_STRUCT_SIZE` constant for the struct: every ctl_ struct
+/// that starts with `struct_size` does. DLPack's structs, and ctl_fused_instruction (an
+/// element of a fixed array, sized by the struct that holds the array), have none.
+fn has_size_constant(layout: &sys::StructLayout) -> bool {
+    layout.name.starts_with("ctl_") && layout.fields.first().map_or(false, |f| f.name == "struct_size")
+}
+
 // ---- the probe ---------------------------------------------------------------------------
 
 fn probe_source() -> String {
@@ -228,7 +235,7 @@ fn probe_source() -> String {
         let n = layout.name;
         s.push_str(&format!("  std::printf(\"size {0} %zu\\n\", sizeof({0}));\n", n));
         s.push_str(&format!("  std::printf(\"align {0} %zu\\n\", alignof({0}));\n", n));
-        if n.starts_with("ctl_") {
+        if has_size_constant(&layout) {
             // Rust has no const offsetof in 1.63, so each *_STRUCT_SIZE is the struct's abi_size().
             s.push_str(&format!("  std::printf(\"struct_size {0} %zu\\n\", {1}_STRUCT_SIZE);\n", n, n.to_uppercase()));
         }
@@ -365,8 +372,8 @@ fn declarations_match_the_header() {
 fn struct_size_constants_match() {
     let c = run_probe();
     for layout in sys::struct_layouts() {
-        if !layout.name.starts_with("ctl_") {
-            continue; // DLPack's structs have no size constant
+        if !has_size_constant(&layout) {
+            continue;
         }
         let key = format!("struct_size {}", layout.name);
         let c_value = c.get(&key).unwrap_or_else(|| panic!("the probe did not print {}", key));

@@ -44,6 +44,8 @@ abi_opaque_types! {
     ctl_runtime;
     ctl_device;
     ctl_tensor;
+    /// A captured graph of ops (since 1.5).
+    ctl_graph;
 }
 
 // C enums are `unsigned int` here (GCC and Clang on every target Catalyst builds for pick it
@@ -62,6 +64,7 @@ abi_type_aliases! {
     ctl_topology_format = c_uint;
     ctl_placement_mode = c_uint;
     ctl_placement_event_kind = c_uint;
+    ctl_graph_stage = c_uint;
     ctl_log_fn = Option<unsafe extern "C" fn(*mut c_void, ctl_log_level, *const c_char)>;
     ctl_softmax_attrs = ctl_axis_attrs;
     // DLPack's (dlpack/dlpack.h), which catalyst.h names but does not define.
@@ -70,7 +73,7 @@ abi_type_aliases! {
 
 abi_constants! {
     CTL_ABI_VERSION_MAJOR: u32 = 1;
-    CTL_ABI_VERSION_MINOR: u32 = 4;
+    CTL_ABI_VERSION_MINOR: u32 = 5;
     CTL_MAX_RANK: usize = 8;
 
     CTL_STATUS_OK: ctl_status_code = 0;
@@ -171,6 +174,7 @@ abi_constants! {
     CTL_OP_MAX_POOL2D_BACKWARD: ctl_op_id = 260;
     CTL_OP_AVG_POOL2D: ctl_op_id = 261;
     CTL_OP_AVG_POOL2D_BACKWARD: ctl_op_id = 262;
+    CTL_OP_FUSED_ELEMENTWISE: ctl_op_id = 288;
 
     CTL_ACTIVATION_NONE: ctl_activation = 0;
     CTL_ACTIVATION_RELU: ctl_activation = 1;
@@ -204,6 +208,14 @@ abi_constants! {
     CTL_PLACEMENT_AUTOMATIC: ctl_placement_mode = 1;
     CTL_PLACEMENT_MOVE: ctl_placement_event_kind = 0;
     CTL_PLACEMENT_FALLBACK: ctl_placement_event_kind = 1;
+
+    // Graphs (since 1.5).
+    CTL_GRAPH_CAPTURED: ctl_graph_stage = 0;
+    CTL_GRAPH_CURRENT: ctl_graph_stage = 1;
+
+    // The fused elementwise op (since 1.5).
+    CTL_FUSED_MAX_INPUTS: usize = 8;
+    CTL_FUSED_MAX_INSTRUCTIONS: usize = 16;
 
     // DLPack's: device types, dtype codes and DLManagedTensorVersioned flags.
     kDLCPU: DLDeviceType = 1;
@@ -440,6 +452,48 @@ abi_structs! {
         pub bytes_out: u64,
     }
 
+    // Graphs (since 1.5).
+    pub struct ctl_graph_options {
+        pub struct_size: usize,
+        pub next: *const c_void,
+        pub passes: *const c_char,
+    }
+
+    pub struct ctl_graph_stats {
+        pub struct_size: usize,
+        pub captured_nodes: u64,
+        pub nodes: u64,
+        pub launches_per_run: u64,
+        pub unfused_nodes: u64,
+        pub device_bytes: u64,
+        pub captured_device_bytes: u64,
+        pub runs: u64,
+    }
+
+    pub struct ctl_graph_pass_record {
+        pub struct_size: usize,
+        pub name: *const c_char,
+        pub nodes_before: u64,
+        pub nodes_after: u64,
+        pub device_bytes_before: u64,
+        pub device_bytes_after: u64,
+        pub changes: u64,
+    }
+
+    // The fused elementwise op (since 1.5). An instruction has no struct_size: it is an
+    // element of the attrs' fixed array, whose size the attrs' struct_size covers.
+    pub struct ctl_fused_instruction {
+        pub op: ctl_op_id,
+        pub a: u16,
+        pub b: u16,
+    }
+
+    pub struct ctl_fused_elementwise_attrs {
+        pub struct_size: usize,
+        pub instruction_count: u32,
+        pub program: [ctl_fused_instruction; CTL_FUSED_MAX_INSTRUCTIONS],
+    }
+
     pub struct DLDevice {
         pub device_type: DLDeviceType,
         pub device_id: c_int,
@@ -561,4 +615,17 @@ abi_functions! {
     pub fn ctl_runtime_placement_report(runtime: *mut ctl_runtime, records: *mut ctl_placement_record, capacity: usize, out_count: *mut usize, reset: bool) -> *mut ctl_status;
     pub fn ctl_device_get_usage(device: *const ctl_device, out_usage: *mut ctl_device_usage) -> *mut ctl_status;
     pub fn ctl_runtime_topology_describe(runtime: *const ctl_runtime, format: ctl_topology_format, buffer: *mut c_char, capacity: usize, out_length: *mut usize) -> *mut ctl_status;
+
+    // Graphs (since 1.5).
+    pub fn ctl_runtime_begin_capture(runtime: *mut ctl_runtime) -> *mut ctl_status;
+    pub fn ctl_runtime_end_capture(runtime: *mut ctl_runtime, out_graph: *mut *mut ctl_graph) -> *mut ctl_status;
+    pub fn ctl_runtime_capture_next_node(runtime: *mut ctl_runtime, out_node: *mut u64) -> *mut ctl_status;
+    pub fn ctl_graph_retain(graph: *mut ctl_graph) -> ();
+    pub fn ctl_graph_release(graph: *mut ctl_graph) -> ();
+    pub fn ctl_graph_optimize(graph: *mut ctl_graph, options: *const ctl_graph_options) -> *mut ctl_status;
+    pub fn ctl_graph_launch(graph: *mut ctl_graph) -> *mut ctl_status;
+    pub fn ctl_graph_set_node_attrs(graph: *mut ctl_graph, node: u64, attrs: *const c_void) -> *mut ctl_status;
+    pub fn ctl_graph_get_stats(graph: *const ctl_graph, out_stats: *mut ctl_graph_stats) -> *mut ctl_status;
+    pub fn ctl_graph_pass_report(graph: *const ctl_graph, capacity: usize, out_records: *mut ctl_graph_pass_record, out_count: *mut usize) -> *mut ctl_status;
+    pub fn ctl_graph_write_dot(graph: *const ctl_graph, stage: ctl_graph_stage, path: *const c_char) -> *mut ctl_status;
 }
