@@ -24,6 +24,7 @@
 //! - Slices go in ([`Tensor::from_slice`]) and `Vec`s come out ([`Tensor::to_vec`]), with the
 //!   Rust element type checked against the tensor's dtype.
 //! - [`ops`] has one function per op and the generic [`ops::op_run`] / [`ops::op_run_into`].
+//! - [`Graph`] captures a closure's ops once and launches them many times.
 //! - [`DlpackTensor`] is DLPack 1.x's managed tensor, with its deleter called exactly once.
 //!
 //! # Threads
@@ -75,6 +76,7 @@ mod device;
 mod dlpack;
 mod dtype;
 mod error;
+mod graph;
 pub mod ops;
 mod placement;
 mod runtime;
@@ -85,6 +87,7 @@ pub use device::{Device, DeviceInfo, DeviceKind};
 pub use dlpack::{dl_dtype, DlpackTensor};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result, StatusCode};
+pub use graph::{Graph, GraphStage, GraphStats, PassRecord};
 pub use ops::{OpAttrs, OpId};
 pub use placement::DeviceUsage;
 pub use runtime::{NoGrad, PluginInfo, Runtime, RuntimeOptions};
