@@ -170,7 +170,7 @@ Devices make_devices() {
   Status s(ctl_runtime_create(&o, &runtime));
   EXPECT_EQ(s, nullptr) << describe(s.get());
   Devices d{Runtime(runtime), {}};
-  for (const char* name : {"reference"}) {
+  for (const char* name : {"reference", "cpu", "opencl"}) {
     if (ctl_device* device = find_device(runtime, name)) d.list.emplace_back(name, device);
   }
   return d;
@@ -337,8 +337,10 @@ TEST_F(FusedElementwise, RandomProgramsMatchTheUnfusedOpsBitForBit) {
         continue;
       }
       SCOPED_TRACE(name + " " + ctl_dtype_name(dtype));
-      const int run = check_bit_identity(dev, dtype, 1000 + static_cast<uint64_t>(dtype), 40);
-      EXPECT_EQ(run, 40) << name << " ran " << run << " of 40 programs in " << ctl_dtype_name(dtype);
+      // OpenCL builds a program per distinct program (seconds each on PoCL): fewer there.
+      const int trials = name == "opencl" ? 8 : 40;
+      const int run = check_bit_identity(dev, dtype, 1000 + static_cast<uint64_t>(dtype), trials);
+      EXPECT_EQ(run, trials) << name << " ran " << run << " of " << trials << " programs in " << ctl_dtype_name(dtype);
     }
   }
 }

@@ -15,11 +15,12 @@ using namespace ctltest;
 
 namespace {
 
-// The newest ABI minor that added anything a plugin implements: 1.4 (the optional
-// buffer_copy_peer entry). 1.2 added sgd_step and the max_work_group_size property; 1.3
-// added only runtime functions (abi/CHANGELOG.md). A plugin may stop at 1.2 (the entry is
-// optional): each is checked against the newest of these it implements.
-constexpr uint32_t kNewestPluginMinor = 4;
+// The newest ABI minor that added anything a plugin implements: 1.5 (the optional
+// fused_elementwise op). 1.4 added the optional buffer_copy_peer entry, 1.2 sgd_step and the
+// max_work_group_size property; 1.3 added only runtime functions (abi/CHANGELOG.md). A plugin
+// may stop at 1.2 (the later ones are optional): each is checked against the newest of these
+// it implements.
+constexpr uint32_t kNewestPluginMinor = 5;
 
 struct InTreePlugin {
   const char* name;
@@ -54,6 +55,23 @@ bool runs_sgd_step(ctl_device* device) {
   std::vector<float> p(2);
   Status s2(ctl_tensor_to_host(param.get(), p.data(), p.size() * sizeof(float)));
   return !s2 && p[0] == 0.5f && p[1] == 1.0f;  // p - lr * g, with buf = g on the first step
+}
+
+// True when `device` runs a one-instruction fused_elementwise program (1.5).
+bool runs_fused_elementwise(ctl_device* device) {
+  Tensor x = from_vector(device, CTL_DTYPE_F32, {2}, std::vector<float>{1.0f, -2.0f});
+  ctl_fused_elementwise_attrs attrs{};
+  attrs.struct_size = CTL_FUSED_ELEMENTWISE_ATTRS_STRUCT_SIZE;
+  attrs.instruction_count = 1;
+  attrs.program[0] = {CTL_OP_NEG, 0, 0};
+  ctl_tensor* inputs[] = {x.get()};
+  ctl_tensor* out = nullptr;
+  Status s(ctl_op_run(CTL_OP_FUSED_ELEMENTWISE, 1, inputs, &attrs, 1, &out));
+  if (s) return false;
+  Tensor owner(out);
+  std::vector<float> y(2);
+  Status s2(ctl_tensor_to_host(out, y.data(), y.size() * sizeof(float)));
+  return !s2 && y[0] == -1.0f && y[1] == 2.0f;
 }
 
 // True when the table `path` gives today's core carries buffer_copy_peer (1.4), read from
@@ -93,10 +111,12 @@ TEST(PluginAbiVersion, EachInTreePluginReportsTheVersionOfItsNewestOp) {
     ASSERT_NE(device, nullptr);
     ASSERT_TRUE(runs_sgd_step(device)) << "every in-tree plugin implements sgd_step (1.2)";
     const bool copy_peer = plugin.path && table_has_copy_peer(plugin.path);
-    const uint32_t newest = copy_peer ? 4u : 2u;
+    const bool fused = runs_fused_elementwise(device);
+    const uint32_t newest = fused ? 5u : copy_peer ? 4u : 2u;
     EXPECT_EQ(info.abi_major, 1u);
-    EXPECT_EQ(info.abi_minor, newest) << (copy_peer ? "it implements buffer_copy_peer (1.4)"
-                                                    : "it implements sgd_step (1.2) and no 1.4 entry");
+    EXPECT_EQ(info.abi_minor, newest) << (fused       ? "it implements fused_elementwise (1.5)"
+                                          : copy_peer ? "it implements buffer_copy_peer (1.4)"
+                                                      : "it implements sgd_step (1.2) and nothing newer");
     // The CPU plugin copies between its devices (CATALYST_CPU_DEVICES splits it).
     if (std::string(plugin.name) == "cpu") {
       EXPECT_TRUE(copy_peer) << "the cpu plugin's table lacks buffer_copy_peer";

@@ -132,8 +132,8 @@ ctl_status* plugin_op_execute(ctl_plugin_stream* stream, const ctl_op_call* call
 }
 
 // The newest ABI minor the kernels implement: 1.1 added the training ops (training.cpp),
-// 1.2 sgd_step.
-constexpr uint32_t kAbiMinor = 2;
+// 1.2 sgd_step, 1.5 fused_elementwise (fused_elementwise.cpp).
+constexpr uint32_t kAbiMinor = 5;
 
 // Filled by member name, not position, so that the table stays right whatever order the
 // header gives its entries.
@@ -176,15 +176,17 @@ ctl_plugin_api make_table(uint32_t abi_minor) {
 const ctl_plugin_api& table(uint32_t core_abi_minor) {
   static const ctl_plugin_api v1_0 = make_table(0);
   static const ctl_plugin_api v1_1 = make_table(1);
+  static const ctl_plugin_api v1_2 = make_table(2);
   static const ctl_plugin_api newest = make_table(kAbiMinor);
-  return core_abi_minor >= kAbiMinor ? newest : core_abi_minor == 1 ? v1_1 : v1_0;
+  if (core_abi_minor >= kAbiMinor) return newest;
+  return core_abi_minor >= 2 ? v1_2 : core_abi_minor == 1 ? v1_1 : v1_0;
 }
 
 }  // namespace
 
 const ctl_plugin_api* reference_plugin_query(uint32_t core_abi_major, uint32_t core_abi_minor,
                                              const ctl_host_api* host) {
-  const ctl_plugin_api& t = table(core_abi_minor);  // ABI 1.min(2, core's minor)
+  const ctl_plugin_api& t = table(core_abi_minor);  // ABI 1.min(5, core's minor)
   if (core_abi_major != t.abi_major) {
     if (host && host->log)
       sdk::log(host, CTL_LOG_ERROR, "reference: built for ABI %u.x, the core is %u.%u", t.abi_major, core_abi_major,

@@ -39,6 +39,8 @@ ctl_status* run_max_pool2d(const OpContext& ctx);              // conv_pool.cpp
 ctl_status* run_max_pool2d_backward(const OpContext& ctx);     // conv_pool.cpp
 ctl_status* run_avg_pool2d(const OpContext& ctx);              // conv_pool.cpp
 ctl_status* run_avg_pool2d_backward(const OpContext& ctx);     // conv_pool.cpp
+// ABI 1.5
+ctl_status* run_fused_elementwise(const OpContext& ctx);  // fused_elementwise.cpp
 
 // movement.cpp: copies src into dst element by element (same shape, same element size),
 // in parallel; shared by copy, concat and scatter_add.

@@ -50,7 +50,8 @@ constexpr ctl_plugin_api kApi10 = make_api(0);
 constexpr ctl_plugin_api kApi11 = make_api(1);  // adds the training ops (192-194, 224-229)
 constexpr ctl_plugin_api kApi12 = make_api(2);  // adds sgd_step (195) and max_work_group_size
 constexpr ctl_plugin_api kApi14 = make_api(4);  // adds buffer_copy_peer between this plugin's devices
-static_assert(CTL_ABI_VERSION_MINOR >= 4, "kApi14 describes ABI 1.4");
+constexpr ctl_plugin_api kApi15 = make_api(5);  // adds fused_elementwise (288); the table is 1.4's
+static_assert(CTL_ABI_VERSION_MINOR >= 5, "kApi15 describes ABI 1.5");
 static_assert(CTL_ABI_VERSION_MAJOR == 1, "this table implements ABI 1.x; review it for a new major");
 
 // The host may be older than this header: use log only when its table reaches that far.
@@ -96,6 +97,7 @@ extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_m
   // Same major is all we need: an older core gets the table of the version it knows (it
   // never sends the newer ops, nor reads past that table's struct_size); a 1.3 core (1.3
   // added nothing for plugins) the 1.2 table; a core from 1.4 on what we implement.
+  if (core_abi_minor >= 5) return &kApi15;
   if (core_abi_minor >= 4) return &kApi14;
   return core_abi_minor >= 2 ? &kApi12 : core_abi_minor == 1 ? &kApi11 : &kApi10;
 }

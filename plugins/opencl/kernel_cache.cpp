@@ -149,13 +149,13 @@ KernelCacheStats KernelCache::stats() const {
 }
 
 ctl_status* KernelCache::kernel(const char* family, const std::string& defines, const char* kernel_name,
-                                Kernel** out_kernel) {
+                                Kernel** out_kernel, const std::string& appendix) {
   std::lock_guard lock(mutex_);
-  const std::string key = std::string(family) + " " + defines;
+  const std::string key = std::string(family) + " " + defines + (appendix.empty() ? "" : "\n" + appendix);
   auto found = programs_.find(key);
   if (found == programs_.end()) {
     auto program = std::make_unique<Program>();
-    CTL_SDK_RETURN_IF_ERROR(build(family, defines, program.get()));
+    CTL_SDK_RETURN_IF_ERROR(build(family, defines, appendix, program.get()));
     found = programs_.emplace(key, std::move(program)).first;
   }
   Program& program = *found->second;
@@ -180,13 +180,15 @@ ctl_status* KernelCache::kernel(const char* family, const std::string& defines, 
   return nullptr;
 }
 
-ctl_status* KernelCache::build(const char* family, const std::string& defines, Program* program) {
+ctl_status* KernelCache::build(const char* family, const std::string& defines, const std::string& appendix,
+                               Program* program) {
   const char* common = kernel_source("common");
   const char* body = kernel_source(family);
   if (!common || !body) {
     return sdk::make_status(host_, CTL_STATUS_INTERNAL, "%sno kernel source for family %s", kLogPrefix, family);
   }
   std::string source = std::string(common) + "\n#line 1 \"" + family + ".cl\"\n" + body;
+  if (!appendix.empty()) source += "\n#line 1 \"generated.cl\"\n" + appendix;
   // -cl-std=CL1.2: the kernels use nothing newer, so they build on every 1.2+ driver.
   std::string options = "-cl-std=CL1.2 " + defines;
   if (device_->has_fp64) options += " -DCTL_HAVE_FP64=1";

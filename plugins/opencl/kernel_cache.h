@@ -48,8 +48,11 @@ class KernelCache {
 
   // The kernel `kernel_name` from family `family` (a kernels/<family>.cl file) built with
   // `defines` (e.g. "-DTA=f32"). Builds or loads the program on first use. A failed build
-  // returns a status carrying the compiler's log.
-  ctl_status* kernel(const char* family, const std::string& defines, const char* kernel_name, Kernel** out_kernel);
+  // returns a status carrying the compiler's log. `appendix`, when not empty, is generated
+  // OpenCL C appended to the family's source (a fused elementwise program's kernel): it is
+  // part of the program's key here and of the source hash on disk.
+  ctl_status* kernel(const char* family, const std::string& defines, const char* kernel_name, Kernel** out_kernel,
+                     const std::string& appendix = {});
 
   KernelCacheStats stats() const;
   // The directory of the disk cache, or "" when it is off.
@@ -57,7 +60,7 @@ class KernelCache {
 
  private:
   struct Program;
-  ctl_status* build(const char* family, const std::string& defines, Program* program);
+  ctl_status* build(const char* family, const std::string& defines, const std::string& appendix, Program* program);
   ctl_status* build_from_source(const std::string& source, const std::string& options, const char* family,
                                 const std::string& defines, cl_program* out);
   bool load_from_disk(const std::string& path, const std::string& key, const std::string& options, cl_program* out);

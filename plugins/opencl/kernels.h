@@ -52,5 +52,7 @@ ctl_status* run_max_pool2d(const OpContext& ctx);
 ctl_status* run_max_pool2d_backward(const OpContext& ctx);
 ctl_status* run_avg_pool2d(const OpContext& ctx);
 ctl_status* run_avg_pool2d_backward(const OpContext& ctx);
+// ABI 1.5
+ctl_status* run_fused_elementwise(const OpContext& ctx);  // fused_elementwise.cpp
 
 }  // namespace catalyst::opencl

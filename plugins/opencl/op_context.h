@@ -146,8 +146,10 @@ struct OpContext {
   ctl_status* one_to_one(DeviceView* x, DeviceView* y, bool same_dtype = true) const;
 
   // ---- kernels ----
-  ctl_status* kernel(const char* family, const std::string& defines, const char* kernel_name, Kernel** out) const {
-    return device->kernels->kernel(family, defines, kernel_name, out);
+  // `appendix`: generated source appended to the family's (kernel_cache.h).
+  ctl_status* kernel(const char* family, const std::string& defines, const char* kernel_name, Kernel** out,
+                     const std::string& appendix = {}) const {
+    return device->kernels->kernel(family, defines, kernel_name, out, appendix);
   }
   // Enqueues `kernel` over a 1-D grid for a grid-stride loop over `work_items` items:
   // the kernel must loop `for (long i = get_global_id(0); i < n; i += get_global_size(0))`.

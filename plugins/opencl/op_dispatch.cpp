@@ -88,6 +88,8 @@ constexpr OpRun kRuns[] = {
     {CTL_OP_AVG_POOL2D_BACKWARD, run_avg_pool2d_backward},
     // ABI 1.2
     {CTL_OP_SGD_STEP, run_sgd_step},
+    // ABI 1.5
+    {CTL_OP_FUSED_ELEMENTWISE, run_fused_elementwise},
 };
 
 constexpr auto kOps = sdk::join_op_table(kRuns);

@@ -44,7 +44,8 @@ constexpr ctl_plugin_api make_api(uint32_t abi_minor) {
 constexpr ctl_plugin_api kApi10 = make_api(0);
 constexpr ctl_plugin_api kApi11 = make_api(1);  // adds the training, conv and pool ops
 constexpr ctl_plugin_api kApi12 = make_api(2);  // reports max_work_group_size
-static_assert(CTL_ABI_VERSION_MINOR >= 2, "kApi12 describes ABI 1.2");
+constexpr ctl_plugin_api kApi15 = make_api(5);  // adds fused_elementwise (288)
+static_assert(CTL_ABI_VERSION_MINOR >= 5, "kApi15 describes ABI 1.5");
 static_assert(CTL_ABI_VERSION_MAJOR == 1, "this table implements ABI 1.x; review it for a new major");
 
 bool host_can_log(const ctl_host_api* host) {
@@ -64,5 +65,6 @@ extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t core_abi_m
     }
     return nullptr;
   }
+  if (core_abi_minor >= 5) return &kApi15;
   return core_abi_minor >= 2 ? &kApi12 : core_abi_minor == 1 ? &kApi11 : &kApi10;
 }

@@ -12,6 +12,12 @@
 #define MATH_T float
 #endif
 
+#if defined(CTL_FUSED_PROGRAM)
+// A fused elementwise program (fused_elementwise.cpp) needs the helpers and OP_ expressions
+// below, not the separate kernels: leaving them out makes its build a fraction of the time.
+#define UNARY_KERNEL(op, expr)
+#define BINARY_KERNEL(name, out_t, expr)
+#else
 #define UNARY_KERNEL(op, expr)                                                                          \
   __kernel void unary_##op(__global const T_(TA)* x, long x_offset, long8 x_strides, __global T_(TA)* y, \
                            long y_offset, long8 y_strides, int rank, long8 shape, long n) {           \
@@ -34,6 +40,8 @@
     }                                                                                                      \
   }
 
+#endif
+
 // Comparisons exist for every dtype; integers compare exactly in their own type.
 BINARY_KERNEL(compare_eq, bool, p == q)
 BINARY_KERNEL(compare_ne, bool, p != q)
@@ -42,6 +50,7 @@ BINARY_KERNEL(compare_le, bool, p <= q)
 BINARY_KERNEL(compare_gt, bool, p > q)
 BINARY_KERNEL(compare_ge, bool, p >= q)
 
+#if !defined(CTL_FUSED_PROGRAM)
 // where(cond, a, b) moves bits, so NaN payloads and signed zeros survive.
 __kernel void where_select(__global const uchar* cond, long c_offset, long8 c_strides, __global const R_(TA)* a,
                            long a_offset, long8 a_strides, __global const R_(TA)* b, long b_offset, long8 b_strides,
@@ -53,6 +62,7 @@ __kernel void where_select(__global const uchar* cond, long c_offset, long8 c_st
                                                   : b[b_offset + ctl_dot(index, b_strides)];
   }
 }
+#endif
 
 #if IS_FLOAT(TA)
 
@@ -127,33 +137,61 @@ inline C_(TA) ctl_minimum(C_(TA) a, C_(TA) b) {
   return a < b ? a : b;
 }
 
-UNARY_KERNEL(neg, -v)
-UNARY_KERNEL(abs, fabs(v))
-UNARY_KERNEL(exp, ctl_exp(M(v)))
-UNARY_KERNEL(log, log(M(v)))
-UNARY_KERNEL(sqrt, sqrt(M(v)))
-UNARY_KERNEL(rsqrt, (MATH_T)1 / sqrt(M(v)))
-UNARY_KERNEL(tanh, tanh(M(v)))
-UNARY_KERNEL(sigmoid, (MATH_T)1 / ((MATH_T)1 + exp(-M(v))))
-UNARY_KERNEL(relu, isnan(v) ? v : (v > 0 ? v : (C_(TA))0))
-UNARY_KERNEL(gelu, ctl_gelu(M(v)))
-UNARY_KERNEL(gelu_tanh, ctl_gelu_tanh(M(v)))
-UNARY_KERNEL(silu, ctl_x_sigmoid(M(v), M(v)))
-UNARY_KERNEL(sin, sin(M(v)))
-UNARY_KERNEL(cos, cos(M(v)))
-UNARY_KERNEL(reciprocal, (MATH_T)1 / M(v))
+// Each float op's expression, on v (unary) or p and q (binary) in C_(TA): the separate
+// kernels below and the fused elementwise kernels (fused_elementwise.cpp generates them
+// after this file) both use these, so a fused program computes what the separate ops do.
+#define OP_neg(v) (-(v))
+#define OP_abs(v) fabs(v)
+#define OP_exp(v) ctl_exp(M(v))
+#define OP_log(v) log(M(v))
+#define OP_sqrt(v) sqrt(M(v))
+#define OP_rsqrt(v) ((MATH_T)1 / sqrt(M(v)))
+#define OP_tanh(v) tanh(M(v))
+#define OP_sigmoid(v) ((MATH_T)1 / ((MATH_T)1 + exp(-M(v))))
+#define OP_relu(v) (isnan(v) ? (v) : ((v) > 0 ? (v) : (C_(TA))0))
+#define OP_gelu(v) ctl_gelu(M(v))
+#define OP_gelu_tanh(v) ctl_gelu_tanh(M(v))
+#define OP_silu(v) ctl_x_sigmoid(M(v), M(v))
+#define OP_sin(v) sin(M(v))
+#define OP_cos(v) cos(M(v))
+#define OP_reciprocal(v) ((MATH_T)1 / M(v))
+#define OP_add(p, q) ((p) + (q))
+#define OP_sub(p, q) ((p) - (q))
+#define OP_mul(p, q) ((p) * (q))
+#define OP_div(p, q) (M(p) / M(q))
+#define OP_pow(p, q) pow(M(p), M(q))
+#define OP_maximum(p, q) ctl_maximum(p, q)
+#define OP_minimum(p, q) ctl_minimum(p, q)
+// dx = dy * gelu'(x): p = dy, q = x.
+#define OP_gelu_backward(p, q) (M(p) * ctl_gelu_grad(M(q)))
+#define OP_gelu_tanh_backward(p, q) (M(p) * ctl_gelu_tanh_grad(M(q)))
 
-BINARY_KERNEL(binary_add, TA, p + q)
-BINARY_KERNEL(binary_sub, TA, p - q)
-BINARY_KERNEL(binary_mul, TA, p * q)
-BINARY_KERNEL(binary_div, TA, M(p) / M(q))
-BINARY_KERNEL(binary_pow, TA, pow(M(p), M(q)))
-BINARY_KERNEL(binary_maximum, TA, ctl_maximum(p, q))
-BINARY_KERNEL(binary_minimum, TA, ctl_minimum(p, q))
+UNARY_KERNEL(neg, OP_neg(v))
+UNARY_KERNEL(abs, OP_abs(v))
+UNARY_KERNEL(exp, OP_exp(v))
+UNARY_KERNEL(log, OP_log(v))
+UNARY_KERNEL(sqrt, OP_sqrt(v))
+UNARY_KERNEL(rsqrt, OP_rsqrt(v))
+UNARY_KERNEL(tanh, OP_tanh(v))
+UNARY_KERNEL(sigmoid, OP_sigmoid(v))
+UNARY_KERNEL(relu, OP_relu(v))
+UNARY_KERNEL(gelu, OP_gelu(v))
+UNARY_KERNEL(gelu_tanh, OP_gelu_tanh(v))
+UNARY_KERNEL(silu, OP_silu(v))
+UNARY_KERNEL(sin, OP_sin(v))
+UNARY_KERNEL(cos, OP_cos(v))
+UNARY_KERNEL(reciprocal, OP_reciprocal(v))
 
-// dx = dy * gelu'(x): a = dy, b = x.
-BINARY_KERNEL(gelu_backward, TA, M(p) * ctl_gelu_grad(M(q)))
-BINARY_KERNEL(gelu_tanh_backward, TA, M(p) * ctl_gelu_tanh_grad(M(q)))
+BINARY_KERNEL(binary_add, TA, OP_add(p, q))
+BINARY_KERNEL(binary_sub, TA, OP_sub(p, q))
+BINARY_KERNEL(binary_mul, TA, OP_mul(p, q))
+BINARY_KERNEL(binary_div, TA, OP_div(p, q))
+BINARY_KERNEL(binary_pow, TA, OP_pow(p, q))
+BINARY_KERNEL(binary_maximum, TA, OP_maximum(p, q))
+BINARY_KERNEL(binary_minimum, TA, OP_minimum(p, q))
+
+BINARY_KERNEL(gelu_backward, TA, OP_gelu_backward(p, q))
+BINARY_KERNEL(gelu_tanh_backward, TA, OP_gelu_tanh_backward(p, q))
 
 #else  // integers (bool never reaches the arithmetic kernels)
 

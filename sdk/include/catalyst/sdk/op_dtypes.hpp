@@ -114,6 +114,8 @@ inline constexpr OpDtypes kOpDtypes[] = {
     {CTL_OP_AVG_POOL2D_BACKWARD, "avg_pool2d_backward", kFloatDtypes, DtypeKey::kInput0},
     // ABI 1.2
     {CTL_OP_SGD_STEP, "sgd_step", kFloatDtypes, DtypeKey::kInput0},  // keyed by grad
+    // ABI 1.5: made by graph passes; a plugin that lists no function for it answers UNSUPPORTED
+    {CTL_OP_FUSED_ELEMENTWISE, "fused_elementwise", kFloatDtypes, DtypeKey::kInput0},
 };
 
 // kOpDtypes by op id: every op call looks its op up, so one load instead of a scan.
