@@ -6,8 +6,9 @@ Each row is the median over 3 runs, modes alternating so that load on a shared m
 hits both alike; a run's rate is its median step time over the steps after the first
 (the first captures and optimises) and before the last (which validates). Launches are the
 device's plugin calls per step; memory is the device's peak over the run and, for graphs,
-what stays in use while steps run (the capture itself briefly holds every intermediate
-before memory planning shares them: see docs/graphs.md).
+what stays in use while steps run. "In plugin" is the share of a step's wall time spent
+inside the device's plugin (its kernels, and waits for them): the rest is what the core and
+the trainer cost, the most a graph could remove.
 
 usage: bench/graph_speed.py [BUILD_DIR] [--steps N] [--devices cpu,opencl:0]
 """
@@ -39,6 +40,7 @@ def run(device, mode, i):
         "launches": statistics.median(d["launches"] for d in dev),
         "peak": recs[-1]["devices"][0]["peak_memory_bytes"],
         "in_use": statistics.median(d["memory_bytes"] for d in dev),
+        "busy": statistics.median(d["busy"] for d in dev),
         "tokens_per_step": recs[0]["tokens_per_second"] * recs[0]["step_seconds"],
         "stderr": proc.stderr,
     }
@@ -46,7 +48,8 @@ def run(device, mode, i):
 
 print(f"# graph_speed.py: train-gpt defaults, {a.steps} steps per run, median of {a.repeats} runs; "
       f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
-print(f"{'device':10s} {'mode':11s} {'tokens/s':>9s} {'launches/step':>13s} {'peak MiB':>9s} {'in use MiB':>10s}")
+print(f"{'device':10s} {'mode':11s} {'tokens/s':>9s} {'launches/step':>13s} {'peak MiB':>9s} {'in use MiB':>10s} "
+      f"{'in plugin':>9s}")
 for device in a.devices.split(","):
     results = {"--no-graph": [], "--graph": []}
     for i in range(a.repeats):
@@ -59,8 +62,10 @@ for device in a.devices.split(","):
         launches = statistics.median(r["launches"] for r in rs)
         peak = statistics.median(r["peak"] for r in rs) / 2**20
         in_use = statistics.median(r["in_use"] for r in rs) / 2**20
+        busy = statistics.median(r["busy"] for r in rs)
         summary[mode] = (tps, launches, peak, in_use)
-        print(f"{device:10s} {mode:11s} {tps:9.0f} {launches:13.0f} {peak:9.1f} {in_use:10.1f}", flush=True)
+        print(f"{device:10s} {mode:11s} {tps:9.0f} {launches:13.0f} {peak:9.1f} {in_use:10.1f} {100 * busy:8.0f}%",
+              flush=True)
     (te, le, pe, _), (tg, lg, pg, ug) = summary["--no-graph"], summary["--graph"]
     print(f"{device:10s} graph/eager: {tg / te:.2f}x tokens/s, {lg / le:.2f}x launches, "
           f"memory while stepping {ug / pe:.2f}x of eager's peak (run peak {pg / pe:.2f}x)", flush=True)
