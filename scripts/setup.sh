@@ -20,6 +20,9 @@ PACKAGES=(
   # bench/: Google Benchmark, and the peers bench/compare.py measures Catalyst against.
   # libopenblas0-pthread becomes the system's libblas.so.3, so PyTorch and numpy use it too.
   libbenchmark-dev libdnnl-dev libopenblas-dev libopenblas0-pthread
+  # Where matmul's time goes (plugins/cpu/README.md, "Measuring"): perf samples cpu-clock
+  # where a VM has no hardware counters; callgrind counts instructions (AVX2 path only).
+  linux-perf valgrind
   # scripts/fuzz.sh: Clang and its libFuzzer runtime (clang-14 only recommends the runtime,
   # and recommends are not installed).
   clang libclang-rt-14-dev
