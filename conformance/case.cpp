@@ -32,6 +32,7 @@ std::vector<Case> all_cases() {
   add_training_cases(cases);
   add_conv_pool_cases(cases);
   add_math_cases(cases);
+  add_fused_cases(cases);
   return cases;
 }
 

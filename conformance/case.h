@@ -81,6 +81,8 @@ void add_training_cases(std::vector<Case>& out);
 void add_conv_pool_cases(std::vector<Case>& out);
 // The ulp sweep of the elementwise transcendentals: math_cases.cpp.
 void add_math_cases(std::vector<Case>& out);
+// The fused elementwise op (ABI 1.5), at level full: fused_cases.cpp.
+void add_fused_cases(std::vector<Case>& out);
 void add_contract_cases(std::vector<Case>& out);
 std::vector<Case> all_cases();
 

@@ -1335,6 +1335,7 @@ struct BadCall {
   const ctl_tensor_view* inputs[3];
   const ctl_tensor_view* outputs[1];
   ctl_matmul_attrs matmul;
+  ctl_fused_elementwise_attrs fused;  // the fused_* cases' program
   ctl_op_call call;
   std::string what;
 
@@ -1472,6 +1473,16 @@ void run_bad_call(CaseContext& ctx, const BadCallSpec& spec) {
 
 std::vector<BadCallSpec> bad_call_specs() {
   using B = const BadCallBuffers&;
+  // A fused elementwise call of add's views running `program` (r2 = a + b unless broken).
+  auto fused = [](BadCall* c, std::vector<ctl_fused_instruction> program, const std::string& what) {
+    c->fused = {};
+    c->fused.struct_size = CTL_FUSED_ELEMENTWISE_ATTRS_STRUCT_SIZE;
+    c->fused.instruction_count = static_cast<uint32_t>(program.size());
+    for (size_t i = 0; i < program.size() && i < CTL_FUSED_MAX_INSTRUCTIONS; ++i) c->fused.program[i] = program[i];
+    c->call.op = CTL_OP_FUSED_ELEMENTWISE;
+    c->call.attrs = &c->fused;
+    c->what = "fused_elementwise of f32 a [4, 5], b [4, 5] -> [4, 5] " + what;
+  };
   return {
       {"unknown_op_id", "op id 9999 with the views of a valid f32 add",
        [](B, BadCall* c) {
@@ -1567,6 +1578,50 @@ std::vector<BadCallSpec> bad_call_specs() {
        [](B, BadCall* c) {
          c->views[0].struct_size = 0;
          c->what = "an otherwise valid f32 add whose inputs[0] view has struct_size 0";
+       }},
+      // ABI 1.5: a plugin without the fused op answers UNSUPPORTED, which passes.
+      {"fused_no_instructions", "fused_elementwise with instruction_count 0",
+       [fused](B, BadCall* c) { fused(c, {}, "with instruction_count 0 (a program has 1 to 16)"); }},
+      {"fused_17_instructions", "fused_elementwise with instruction_count 17",
+       [fused](B, BadCall* c) {
+         fused(c, {{CTL_OP_ADD, 0, 1}}, "with instruction_count 17 (a program has 1 to 16)");
+         c->fused.instruction_count = CTL_FUSED_MAX_INSTRUCTIONS + 1;
+       }},
+      {"fused_comparison_instruction", "fused_elementwise whose instruction is eq",
+       [fused](B, BadCall* c) {
+         fused(c, {{CTL_OP_EQ, 0, 1}}, "whose program[0] is eq (not a float elementwise op)");
+       }},
+      {"fused_unknown_instruction", "fused_elementwise whose instruction is op 9999",
+       [fused](B, BadCall* c) {
+         fused(c, {{CTL_OP_ADD, 0, 1}}, "whose program[0] is op 9999");
+         set_raw_enum(&c->fused.program[0].op, 9999);
+       }},
+      {"fused_register_not_written", "fused_elementwise reading a register not yet written",
+       [fused](B, BadCall* c) {
+         fused(c, {{CTL_OP_ADD, 0, 2}}, "whose program[0] reads register 2, its own result");
+       }},
+      {"fused_register_out_of_range", "fused_elementwise reading register 65535",
+       [fused](B, BadCall* c) {
+         fused(c, {{CTL_OP_NEG, 0, 0}, {CTL_OP_MUL, 65535, 2}}, "whose program[1] reads register 65535");
+       }},
+      {"fused_null_attrs", "fused_elementwise with attrs NULL",
+       [fused](B, BadCall* c) {
+         fused(c, {{CTL_OP_ADD, 0, 1}}, "with attrs == NULL (the program is required)");
+         c->call.attrs = nullptr;
+       }},
+      {"fused_mixed_dtypes", "fused_elementwise of f32 a and i32 b",
+       [fused](B buffers, BadCall* c) {
+         fused(c, {{CTL_OP_ADD, 0, 1}}, "");
+         c->views[1] = make_view(buffers.ai, CTL_DTYPE_I32, {4, 5});
+         c->what = "fused_elementwise of f32 a [4, 5] and i32 b [4, 5] -> f32 [4, 5] (one float dtype)";
+       }},
+      {"fused_integer_dtype", "fused_elementwise of i32 inputs and output",
+       [fused](B buffers, BadCall* c) {
+         fused(c, {{CTL_OP_ADD, 0, 1}}, "");
+         c->views[0] = make_view(buffers.ai, CTL_DTYPE_I32, {4, 5});
+         c->views[1] = make_view(buffers.ai, CTL_DTYPE_I32, {4, 5});
+         c->views[2] = make_view(buffers.out, CTL_DTYPE_I32, {4, 5});
+         c->what = "fused_elementwise of i32 [4, 5] inputs into i32 [4, 5] (float dtypes only)";
        }},
   };
 }
