@@ -82,6 +82,15 @@ class MixedPrecision(unittest.TestCase):
         self.assertNotIn("loss_scale", logs["bf16"][0])
         self.assertTrue(all(r["loss_scale"] == 65536 and r["skipped_steps"] == 0 for r in logs["f16"]))
 
+    def test_weights_are_cast_once_per_step(self):
+        # 2 layers of qkv, proj, fc and mlp proj (a weight and a bias each), the tied
+        # embedding and the causal mask: 18 copies a step, however often each is used (the
+        # qkv weight three times, the embedding twice) and in however many micro-batches.
+        for micro in ("1", "2"):
+            out = os.path.join(self.tmp.name, "m" + micro)
+            self.run_trainer(self.data, out, "--steps", "3", "--precision", "bf16", "--micro-batches", micro)
+            self.assertEqual([r["weight_casts"] for r in read_log(os.path.join(out, "log.jsonl"))], [18, 18, 18])
+
     def test_f16_overflow_skips_the_step_and_lowers_the_scale(self):
         out = os.path.join(self.tmp.name, "f16")
         self.run_trainer(self.data, out, "--steps", "20", "--precision", "f16", "--inject-overflow-at-step", "8")
