@@ -84,6 +84,9 @@ const (
 	OpMaxPool2DBackward    OpID = C.CTL_OP_MAX_POOL2D_BACKWARD
 	OpAvgPool2D            OpID = C.CTL_OP_AVG_POOL2D
 	OpAvgPool2DBackward    OpID = C.CTL_OP_AVG_POOL2D_BACKWARD
+	// Made by graph passes (ABI 1.5); attrs ctl_fused_elementwise_attrs, which this
+	// binding does not wrap yet, so it is named here for String and error messages.
+	OpFusedElementwise OpID = C.CTL_OP_FUSED_ELEMENTWISE
 )
 
 // String is the ABI's name of the op ("add", "matmul", ...), or "op(<n>)" for an id the

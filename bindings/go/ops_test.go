@@ -154,4 +154,8 @@ func TestOpRunInto(t *testing.T) {
 	if catalyst.OpAdd.String() != "add" || catalyst.OpID(9999).String() != "op(9999)" {
 		t.Errorf("op names: %q %q", catalyst.OpAdd.String(), catalyst.OpID(9999).String())
 	}
+	// ABI 1.5's op: the id the binding declares is the one the library names.
+	if got := catalyst.OpFusedElementwise.String(); got != "fused_elementwise" {
+		t.Errorf("op 288's name: %q", got)
+	}
 }

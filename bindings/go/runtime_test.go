@@ -8,8 +8,8 @@ import (
 
 func TestRuntimeDevicesAndPlugins(t *testing.T) {
 	rt, _ := testDevice(t)
-	if major, minor := catalyst.ABIVersion(); major != 1 || minor < 4 {
-		t.Errorf("ABI %d.%d, want 1.4 or later", major, minor)
+	if major, minor := catalyst.ABIVersion(); major != 1 || minor < 5 {
+		t.Errorf("ABI %d.%d, want 1.5 or later", major, minor)
 	}
 	plugins := must(rt.Plugins())
 	if len(plugins) != 1 || !plugins[0].Accepted || plugins[0].Name != "cpu" || plugins[0].Source != "options" ||
