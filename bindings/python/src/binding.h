@@ -105,6 +105,8 @@ ctl_dtype dtype_from(const py::handle& value);
 void register_tensor(py::module_& m, py::class_<Tensor>& cls);
 void register_ops(py::module_& m, py::class_<Tensor>& cls);
 void register_dlpack(py::module_& m, py::class_<Tensor>& cls);
+// catalyst.Graph and capture_next_node (graph.cpp; ABI 1.5's graphs).
+void register_graph(py::module_& m);
 
 // Builds an op's attribute struct from keyword arguments (attrs.cpp): the op's family
 // decides the struct. `storage` must outlive the call; returns NULL when the op takes none.

@@ -1,5 +1,5 @@
 // module.cpp — catalyst._catalyst, the compiled half of the package `catalyst`: registers
-// the exceptions, devices, Tensor, ops and DLPack (one file each).
+// the exceptions, devices, Tensor, ops, DLPack and graphs (one file each).
 #include "binding.h"
 
 PYBIND11_MODULE(_catalyst, m) {
@@ -11,6 +11,7 @@ PYBIND11_MODULE(_catalyst, m) {
   catalyst_py::register_tensor(m, tensor);
   catalyst_py::register_ops(m, tensor);
   catalyst_py::register_dlpack(m, tensor);
+  catalyst_py::register_graph(m);
   uint32_t major = 0, minor = 0;
   ctl_abi_version(&major, &minor);
   m.attr("abi_version") = pybind11::make_tuple(major, minor);
