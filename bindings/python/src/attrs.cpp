@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <set>
+#include <string>
 
 #include "binding.h"
 
@@ -243,6 +244,26 @@ const void* build_attrs(ctl_op_id op, const py::dict& kwargs, AttrStorage& stora
       pair_into(k, "stride", a->stride, 0);
       pair_into(k, "padding", a->padding, 0);
       a->exclude_padding = k.get<bool>("exclude_padding", false);
+      result = a;
+      break;
+    }
+    case CTL_OP_FUSED_ELEMENTWISE: {
+      // program=[(op, a), (op, a, b), ...]: each op a name or id, a and b register numbers.
+      auto* a = zeroed<ctl_fused_elementwise_attrs>(storage, CTL_FUSED_ELEMENTWISE_ATTRS_STRUCT_SIZE);
+      if (k.has("program")) {
+        const auto program = k.raw("program").cast<py::sequence>();
+        // Past the array's room the count alone goes to the ABI, which names the limit.
+        a->instruction_count = static_cast<uint32_t>(program.size());
+        for (size_t i = 0; i < program.size() && i < CTL_FUSED_MAX_INSTRUCTIONS; ++i) {
+          const auto step = program[i].cast<py::sequence>();
+          if (step.size() < 2 || step.size() > 3) {
+            throw py::type_error("program[" + std::to_string(i) + "] must be (op, a) or (op, a, b)");
+          }
+          a->program[i].op = op_from(step[0]);
+          a->program[i].a = step[1].cast<uint16_t>();
+          a->program[i].b = step.size() == 3 ? step[2].cast<uint16_t>() : 0;
+        }
+      }
       result = a;
       break;
     }
