@@ -5,9 +5,11 @@
 // ABI, so only forward chains fuse.
 //
 // The bias must be the add's other operand with the same dtype, already broadcast to the
-// product's shape (as the core normalises every elementwise input). Exact in f32 where the
-// plugin adds the bias to the rounded f32 product as the add op would (the CPU plugin);
-// otherwise within matmul's documented tolerance (docs/graphs.md).
+// product's shape (as the core normalises every elementwise input). Only f32 and f64
+// products fuse: there the accumulator has the output's precision, so adding the bias in
+// the epilogue rounds as the separate add did (exact on the CPU plugin). A bf16 or f16
+// product is accumulated in f32 and rounded before a separate add, but not before an
+// epilogue's: fusing it would change the bits, so it is left alone.
 #include <cstring>
 
 #include "graph/analysis.h"
@@ -55,6 +57,7 @@ size_t fuse_one(ctl_graph* graph, size_t m) {
   if (attrs.beta != 0 || attrs.activation != CTL_ACTIVATION_NONE || matmul.outputs.size() != 1) return SIZE_MAX;
   const NodeOperand out = matmul.outputs[0];
   if (!out.storage || !covers_storage(out.view, out.storage)) return SIZE_MAX;
+  if (out.view.dtype != CTL_DTYPE_F32 && out.view.dtype != CTL_DTYPE_F64) return SIZE_MAX;
   const GraphUses uses = analyze(*graph);
   const size_t r = sole_reader(*graph, uses, out.storage, m);
   if (r == SIZE_MAX) return SIZE_MAX;
