@@ -907,7 +907,7 @@ CTL_EXPORT ctl_status* ctl_device_get_usage(const ctl_device* device, ctl_device
  *
  * ctl_graph_optimize runs named passes over the graph (docs/graphs.md): "dce" (dead
  * nodes), "fold" (constant folding), "cse" (common subexpressions), "fuse_elementwise",
- * "fuse_epilogue" (bias and activation into matmul) and "plan_memory" (buffers shared by
+ * "fuse_epilogue" (bias and relu into matmul) and "plan_memory" (buffers shared by
  * liveness). A graph launched without it runs the ops exactly as captured. */
 
 typedef struct ctl_graph ctl_graph;

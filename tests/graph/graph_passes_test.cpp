@@ -176,6 +176,21 @@ TEST_F(GraphPasses, MatmulTakesItsBiasAndActivation) {
   EXPECT_EQ(r.nodes, 1u);
 }
 
+TEST_F(GraphPasses, EpilogueTakesReluButNotTheGelus) {
+  // The CPU plugin's epilogue gelu differs from its gelu op in the last bits, so only relu
+  // (exact everywhere) moves into the matmul; run_pass checks the bits either way.
+  Tensor w = from_vector(d_.device, CTL_DTYPE_F32, {32, 24}, ramp(768, 0.5f));
+  for (ctl_op_id op : {CTL_OP_RELU, CTL_OP_GELU, CTL_OP_GELU_TANH}) {
+    const PassRun r = run_pass(d_.runtime.get(), "fuse_epilogue", [&] {
+      ctl_tensor* p = nullptr;
+      CTL_EXPECT_OK(ctl_op_matmul(x_.get(), w.get(), &p));
+      Tensor product(p);
+      return unary(op, product.get());
+    });
+    EXPECT_EQ(r.nodes, op == CTL_OP_RELU ? 1u : 2u) << ctl_op_name(op);
+  }
+}
+
 TEST_F(GraphPasses, MemoryIsSharedByLifetime) {
   const PassRun r = run_pass(d_.runtime.get(), "plan_memory", [&] {
     Tensor t = unary(CTL_OP_NEG, x_.get());

@@ -1,5 +1,5 @@
-// fuse_epilogue.cpp — matmul epilogue fusion: `matmul(a, b) + bias` and then relu, gelu or
-// gelu_tanh become one matmul with the bias input and the activation attribute the op
+// fuse_epilogue.cpp — matmul epilogue fusion: `matmul(a, b) + bias` and then relu become
+// one matmul with the bias input and the activation attribute the op
 // already has (abi/catalyst.h: out = activation(alpha * a @ b + bias)), so the product is
 // written once instead of three times. The backward ops have no such attributes in the
 // ABI, so only forward chains fuse.
@@ -18,17 +18,11 @@
 namespace catalyst {
 namespace {
 
+// The activations an epilogue takes. Only relu: max(0, x) is exact everywhere, while a
+// plugin's epilogue gelu may use another approximation than its gelu op (the CPU plugin's
+// does), and a graph must compute what the program would have computed eagerly.
 ctl_activation activation_of(ctl_op_id op) {
-  switch (op) {
-    case CTL_OP_RELU:
-      return CTL_ACTIVATION_RELU;
-    case CTL_OP_GELU:
-      return CTL_ACTIVATION_GELU;
-    case CTL_OP_GELU_TANH:
-      return CTL_ACTIVATION_GELU_TANH;
-    default:
-      return CTL_ACTIVATION_NONE;
-  }
+  return op == CTL_OP_RELU ? CTL_ACTIVATION_RELU : CTL_ACTIVATION_NONE;
 }
 
 // The single node reading `storage` after node `after`, through the whole storage's view,
