@@ -73,7 +73,7 @@ TEST_F(PluginRejection, TheCpuPluginIsStillAcceptedAndWorks) {
   EXPECT_TRUE(p.accepted) << p.reason;
   EXPECT_STREQ(p.name, "cpu");
   EXPECT_EQ(p.abi_major, 1u);
-  EXPECT_EQ(p.abi_minor, 4u);  // the CPU plugin implements the ABI 1.4 entry buffer_copy_peer
+  EXPECT_EQ(p.abi_minor, 5u);  // the CPU plugin runs the ABI 1.5 op fused_elementwise
   EXPECT_GE(p.device_count, 1u);
   ASSERT_EQ(ctl_runtime_device_count(runtime_.get()), p.device_count);
 
