@@ -17,6 +17,7 @@
 #include "catalyst/sdk/half.hpp"
 #include "half_merge.h"
 #include "isa.h"
+#include "vec_kernels.h"
 
 using catalyst::cpu::HalfOutput;
 using catalyst::cpu::merge_half_tile;
@@ -112,6 +113,30 @@ TEST_P(CpuHalfMerge, AppliesTheEpilogueInF32ThenRoundsOnce) {
         v += widen(d, bias[j]);
         if (act == CTL_ACTIVATION_RELU) v = v > 0 ? v : 0.0f;
         ASSERT_EQ(out[i * kCols + j], round_to(d, v)) << "activation " << act << ", row " << i << " column " << j;
+      }
+    }
+  }
+}
+
+// GELU-tanh: the f32 value through the plugin's f32 vector kernel (as the f32 epilogue
+// runs it), then one rounding. Many tiles, so that a merge computing the activation any
+// other way (libm's tanh, say) would round differently somewhere.
+TEST_P(CpuHalfMerge, GeluTanhIsTheF32VectorKernelRoundedOnce) {
+  const ctl_dtype d = GetParam();
+  SCOPED_TRACE(catalyst::cpu::isa_name(catalyst::cpu::active_isa()));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-6.0f, 6.0f);
+  std::vector<float> tile(kRows * kCols), want(kCols);
+  std::vector<uint16_t> out(kRows * kCols);
+  for (int t = 0; t < 2048; ++t) {
+    for (float& v : tile) v = dist(rng);
+    HalfOutput o{d, reinterpret_cast<char*>(out.data()), kCols, 1, nullptr, 0, 0, 1.0f, 0.0f, CTL_ACTIVATION_GELU_TANH};
+    merge_half_tile(o, tile.data(), kCols, 0, 0, kRows, kCols);
+    for (int64_t i = 0; i < kRows; ++i) {
+      catalyst::cpu::vec_kernels().unary(catalyst::cpu::VecUnary::kGeluTanh, want.data(), &tile[i * kCols], kCols);
+      for (int64_t j = 0; j < kCols; ++j) {
+        ASSERT_EQ(out[i * kCols + j], round_to(d, want[j]))
+            << "tile " << t << ", row " << i << " column " << j << ": " << tile[i * kCols + j];
       }
     }
   }

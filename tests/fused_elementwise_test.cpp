@@ -371,6 +371,37 @@ TEST_F(FusedElementwise, LargeBroadcastChainOnEveryDevice) {
 }
 
 // The core's checks: each bad program gets INVALID_ARGUMENT naming the instruction and value.
+// The CPU plugin runs exp, tanh, sigmoid, silu, gelu_tanh and gelu_tanh_backward in f16
+// and bf16 through its f32 vector kernels where the operands are contiguous along the run,
+// and per element in double elsewhere; the two differ in the last bit now and then. A
+// transposed input or a broadcast row sends the separate op down the per-element path,
+// while the fused op gathers both into contiguous tiles: its plan must still take that
+// path. Large enough (265K elements) that the two paths would differ somewhere.
+TEST_F(FusedElementwise, CpuHalfVectorOpsTakeTheSeparateOpsPathOnStridedInputs) {
+  ctl_device* dev = device("cpu");
+  ASSERT_NE(dev, nullptr);
+  for (ctl_dtype dtype : {CTL_DTYPE_BF16, CTL_DTYPE_F16}) {
+    std::mt19937_64 rng(11);
+    const int64_t rows = 257, cols = 1031;
+    Tensor x = make_input(dev, dtype, Shape::kTransposed, rows, cols, rng);
+    Tensor row = make_input(dev, dtype, Shape::kRow, rows, cols, rng);
+    std::vector<ctl_tensor*> inputs = {x.get(), row.get()};
+    for (ctl_op_id op :
+         {CTL_OP_EXP, CTL_OP_TANH, CTL_OP_SIGMOID, CTL_OP_SILU, CTL_OP_GELU_TANH, CTL_OP_GELU_TANH_BACKWARD}) {
+      // gelu_tanh_backward(dy = row, x); the unary ops of x.
+      const std::vector<ctl_fused_instruction> program = {{op, static_cast<uint16_t>(is_binary(op) ? 1 : 0), 0}};
+      const ctl_fused_elementwise_attrs attrs = make_attrs(program);
+      ctl_tensor* fused = nullptr;
+      CTL_ASSERT_OK(ctl_op_run(CTL_OP_FUSED_ELEMENTWISE, inputs.size(), inputs.data(), &attrs, 1, &fused));
+      Tensor owner(fused);
+      std::string error;
+      Tensor unfused = run_unfused(inputs, program, &error);
+      ASSERT_TRUE(unfused) << error;
+      compare(fused, unfused.get(), rows, cols, dtype, ctl_op_name(op));
+    }
+  }
+}
+
 TEST_F(FusedElementwise, BadProgramsGetClearStatuses) {
   ctl_device* dev = device("reference");
   ASSERT_NE(dev, nullptr);

@@ -7,6 +7,7 @@
 
 #include "dtype_dispatch.h"
 #include "elementwise.h"
+#include "half_convert.h"
 #include "kernels.h"
 #include "plugin.h"
 #include "vec_kernels.h"
@@ -195,6 +196,21 @@ bool run_gelu_grad(const OpContext& ctx, const View& dx, const View& dy, const V
                                   for (int64_t i = 0; i < n; ++i) o[i] = f(d[i * sd], v[i * sv]);
                                 }
                               });
+    } else if constexpr (Tanh && is_half_v<T>) {
+      // f16/bf16: the f32 vector kernel on widened chunks, one rounding (half_convert.h),
+      // on the same runs as f32 (fused_elementwise.cpp's plan relies on that).
+      const VecKernels& k = vec_kernels();
+      map_binary_spans<T>(
+          ctx, dx, dy, x, kCostlyGrain, f, [&](T* o, const T* d, int64_t sd, const T* v, int64_t sv, int64_t n) {
+            if (sd == 1 && sv == 1) {
+              binary_through_f32(
+                  x.dtype, reinterpret_cast<uint16_t*>(o), reinterpret_cast<const uint16_t*>(d),
+                  reinterpret_cast<const uint16_t*>(v), n,
+                  [&](float* fo, const float* fd, const float* fv, int64_t m) { k.gelu_tanh_backward(fo, fd, fv, m); });
+            } else {
+              for (int64_t i = 0; i < n; ++i) o[i] = f(d[i * sd], v[i * sv]);
+            }
+          });
     } else {
       map_binary<T, T>(ctx, dx, dy, x, kCostlyGrain, f);
     }

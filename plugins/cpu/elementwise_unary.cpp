@@ -5,6 +5,7 @@
 
 #include "dtype_dispatch.h"
 #include "elementwise.h"
+#include "half_convert.h"
 #include "kernels.h"
 #include "vec_kernels.h"
 
@@ -87,7 +88,7 @@ inline C apply(C x) {
 template <ctl_op_id Op>
 constexpr bool kNumericOp = Op == CTL_OP_NEG || Op == CTL_OP_ABS || Op == CTL_OP_RELU;
 
-// The float functions with a vector form in vec_kernels.h (f32 only).
+// The float functions with a vector form in vec_kernels.h (f32, and f16/bf16 through f32).
 template <ctl_op_id Op>
 constexpr bool kVectorOp =
     Op == CTL_OP_EXP || Op == CTL_OP_TANH || Op == CTL_OP_SIGMOID || Op == CTL_OP_SILU || Op == CTL_OP_GELU_TANH;
@@ -117,6 +118,14 @@ bool run_op(const OpContext& ctx, const View& y, const View& x) {
       const VecKernels& k = vec_kernels();
       map_unary_spans<float>(ctx, y, x, grain, f,
                              [&](float* o, const float* v, int64_t n) { k.unary(vec_unary<Op>(), o, v, n); });
+    } else if constexpr (is_half_v<T> && kVectorOp<Op>) {
+      // f16/bf16: the f32 vector kernel on widened chunks, one rounding (half_convert.h);
+      // the runs it takes are f32's, which fused_elementwise.cpp's plan relies on.
+      const VecKernels& k = vec_kernels();
+      map_unary_spans<T>(ctx, y, x, grain, f, [&](T* o, const T* v, int64_t n) {
+        unary_through_f32(x.dtype, reinterpret_cast<uint16_t*>(o), reinterpret_cast<const uint16_t*>(v), n,
+                          [&](float* fo, const float* fv, int64_t m) { k.unary(vec_unary<Op>(), fo, fv, m); });
+      });
     } else {
       map_unary<T, T>(ctx, y, x, grain, f);
     }

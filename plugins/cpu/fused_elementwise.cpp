@@ -5,14 +5,15 @@
 // tile's scratch. The fused result is therefore the unfused result bit for bit, as
 // catalyst.h promises, and stays so when those kernels change.
 //
-// One subtlety keeps that true. A few f32 ops have a vector form whose last bit may differ
-// from the scalar one (exp, tanh, sigmoid, silu, gelu_tanh, gelu_tanh_backward), and the
-// separate op takes the vector form only where its operands are contiguous along the run
-// (elementwise.h: map_*_spans). Unfused, an instruction's operands are the caller's inputs
-// (any strides, broadcast) and earlier results (contiguous tensors of the broadcast shape of
-// their own operands). plan() works out, per instruction, the views the separate call would
-// have had and the path it would have taken; an instruction that would have run scalar is
-// run here on gapped views (stride 2), which send the op down its scalar path too.
+// One subtlety keeps that true. A few ops have a vector form whose last bit may differ
+// from the scalar one (exp, tanh, sigmoid, silu, gelu_tanh, gelu_tanh_backward; in f32,
+// and in f16/bf16 through f32's), and the separate op takes the vector form only where its
+// operands are contiguous along the run (elementwise.h: map_*_spans). Unfused, an
+// instruction's operands are the caller's inputs (any strides, broadcast) and earlier
+// results (contiguous tensors of the broadcast shape of their own operands). plan() works
+// out, per instruction, the views the separate call would have had and the path it would
+// have taken; an instruction that would have run scalar is run here on gapped views
+// (stride 2), which send the op down its scalar path too.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -38,7 +39,9 @@ ctl_status* (*family_of(ctl_op_id op))(const OpContext&) {
   return run_binary;
 }
 
-bool has_vector_form(ctl_op_id op) {
+// f16 and bf16 take the same vector forms as f32, through f32 (half_convert.h).
+bool has_vector_form(ctl_dtype dtype, ctl_op_id op) {
+  if (dtype != CTL_DTYPE_F32 && dtype != CTL_DTYPE_F16 && dtype != CTL_DTYPE_BF16) return false;
   return op == CTL_OP_EXP || op == CTL_OP_TANH || op == CTL_OP_SIGMOID || op == CTL_OP_SILU || op == CTL_OP_GELU_TANH ||
          op == CTL_OP_GELU_TANH_BACKWARD;
 }
@@ -66,8 +69,9 @@ View contiguous_like(uint32_t rank, const int64_t* shape) {
   return v;
 }
 
-// True when the separate f32 call of a vector-form op on these views would take the vector
-// form: the same tests as map_unary_spans / map_binary_spans and run_gelu_grad.
+// True when the separate call (f32, f16 or bf16) of a vector-form op on these views would
+// take the vector form: the same tests as map_unary_spans / map_binary_spans and
+// run_gelu_grad.
 bool separate_call_is_vector(const View& out, const View& a, const View* b) {
   if (!b) {
     if (dense_alike(out, a)) return true;
@@ -110,7 +114,7 @@ void plan(const View& out, const std::vector<View>& inputs, Plan* p) {
       shape[d] = std::max(regs[in.a].shape[d], binary ? regs[in.b].shape[d] : int64_t{1});
     }
     const View result = contiguous_like(out.rank, shape);
-    if (out.dtype == CTL_DTYPE_F32 && has_vector_form(in.op)) {
+    if (has_vector_form(out.dtype, in.op)) {
       const View a = binary ? broadcast_to(regs[in.a], result) : regs[in.a];
       const View b = binary ? broadcast_to(regs[in.b], result) : View{};
       p->scalar[i] = !separate_call_is_vector(result, a, binary ? &b : nullptr);

@@ -8,6 +8,7 @@
 #include "intrinsics.h"
 #include "isa.h"
 #include "matmul_problem.h"
+#include "vec_kernels.h"
 
 namespace catalyst::cpu {
 namespace {
@@ -43,7 +44,7 @@ CTL_CPU_AVX512 void merge_tile_vector(const HalfOutput& o, const float* tile, in
   const __mmask16 m0 = static_cast<__mmask16>(n >= 16 ? 0xffffu : (1u << n) - 1u);
   const __mmask16 m1 = static_cast<__mmask16>(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
   const __m512 alpha = _mm512_set1_ps(o.alpha), beta = _mm512_set1_ps(o.beta);
-  const bool f16 = o.dtype == CTL_DTYPE_F16, with_beta = o.beta != 0.0f;
+  const bool with_beta = o.beta != 0.0f;
   const bool relu = o.activation == CTL_ACTIVATION_RELU, plain = o.activation == CTL_ACTIVATION_NONE;
   __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps();
   for (int64_t i = 0; i < m; ++i) {
@@ -68,15 +69,20 @@ CTL_CPU_AVX512 void merge_tile_vector(const HalfOutput& o, const float* tile, in
       v0 = _mm512_add_ps(v0, b0);
       v1 = _mm512_add_ps(v1, b1);
     }
-    if (!plain && !relu) {  // gelu: scalar, through f32 like the conversion path
-      float pre[32];
-      _mm512_storeu_ps(pre, v0);
-      _mm512_storeu_ps(pre + 16, v1);
-      for (int64_t j = 0; j < n; ++j) {
-        const float a = activate(pre[j], o.activation);
-        dst[j] = f16 ? sdk::float_to_half(a) : sdk::float_to_bf16(a);
+    if (!plain && !relu) {
+      // gelu in f32, then the vector rounding. GELU-tanh follows every GPT MLP matmul: the
+      // f32 vector kernel, as the f32 epilogue (gemm_kernels.cpp) runs it, instead of 32
+      // libm tanh calls (9% of a bf16 GPT step's samples were libm's expm1f from here).
+      alignas(64) float pre[32];
+      _mm512_store_ps(pre, v0);
+      _mm512_store_ps(pre + 16, v1);
+      if (o.activation == CTL_ACTIVATION_GELU_TANH) {
+        vec_kernels().unary(VecUnary::kGeluTanh, pre, pre, n);
+      } else {
+        for (int64_t j = 0; j < n; ++j) pre[j] = activate(pre[j], o.activation);
       }
-      continue;
+      v0 = _mm512_load_ps(pre);
+      v1 = _mm512_load_ps(pre + 16);
     }
     if (relu) {  // keep v > 0 and NaN; everything else, -0 included, becomes +0
       const __m512 zero = _mm512_setzero_ps();
@@ -89,13 +95,20 @@ CTL_CPU_AVX512 void merge_tile_vector(const HalfOutput& o, const float* tile, in
 }
 
 void merge_row_scalar(const HalfOutput& o, const float* s, uint16_t* out, const uint16_t* bias, int64_t n) {
+  float pre[32];  // n <= 32
   for (int64_t j = 0; j < n; ++j) {
     float v = o.alpha * s[j];
-    uint16_t* dst = out + j * o.ocs;
-    if (o.beta != 0.0f) v = std::fma(o.beta, load_half(o.dtype, *dst), v);  // as the vector form
+    if (o.beta != 0.0f) v = std::fma(o.beta, load_half(o.dtype, out[j * o.ocs]), v);  // as the vector form
     if (bias) v += load_half(o.dtype, bias[j * o.bcs]);
-    v = activate(v, o.activation);
-    *dst = o.dtype == CTL_DTYPE_F16 ? sdk::float_to_half(v) : sdk::float_to_bf16(v);
+    pre[j] = v;
+  }
+  if (o.activation == CTL_ACTIVATION_GELU_TANH) {  // as the vector form
+    vec_kernels().unary(VecUnary::kGeluTanh, pre, pre, n);
+  } else {
+    for (int64_t j = 0; j < n; ++j) pre[j] = activate(pre[j], o.activation);
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    out[j * o.ocs] = o.dtype == CTL_DTYPE_F16 ? sdk::float_to_half(pre[j]) : sdk::float_to_bf16(pre[j]);
   }
 }
 
