@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "catalyst/sdk/half.hpp"
+#include "half_convert.h"
 #include "half_merge.h"
 #include "isa.h"
 #include "vec_kernels.h"
@@ -138,6 +139,40 @@ TEST_P(CpuHalfMerge, GeluTanhIsTheF32VectorKernelRoundedOnce) {
         ASSERT_EQ(out[i * kCols + j], round_to(d, want[j]))
             << "tile " << t << ", row " << i << " column " << j << ": " << tile[i * kCols + j];
       }
+    }
+  }
+}
+
+// half_convert.h, which the f16/bf16 elementwise ops run their f32 vector kernels
+// through: the hard values (ties, NaNs with payloads, infinities, subnormals) rounded as
+// the SDK rounds them, and every 16-bit pattern widened as the SDK widens it, over lengths
+// that end inside a vector, with nothing written past n (a NaN widens to a NaN).
+TEST_P(CpuHalfMerge, SpanConversionsAreTheSdks) {
+  const ctl_dtype d = GetParam();
+  SCOPED_TRACE(catalyst::cpu::isa_name(catalyst::cpu::active_isa()));
+  const std::vector<float> values = hard_values(d);
+  for (const int64_t n : {int64_t{kRows * kCols}, int64_t{253}, int64_t{7}}) {
+    std::vector<uint16_t> out(values.size(), 0xabcd);
+    catalyst::cpu::f32_span_to_half(d, values.data(), out.data(), n);
+    for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i) {
+      const uint16_t want = i < n ? round_to(d, values[i]) : 0xabcd;
+      ASSERT_EQ(out[i], want) << "element " << i << " of " << n << ", value "
+                              << hex(std::bit_cast<uint32_t>(values[i]));
+    }
+  }
+  std::vector<uint16_t> all(65536);
+  for (uint32_t b = 0; b < 65536; ++b) all[b] = static_cast<uint16_t>(b);
+  for (const int64_t n : {int64_t{65536}, int64_t{65533}}) {
+    std::vector<float> wide(65536, -1.0f);
+    catalyst::cpu::half_span_to_f32(d, all.data(), wide.data(), n);
+    for (int64_t i = 0; i < 65536; ++i) {
+      const float want = i < n ? widen(d, all[i]) : -1.0f;
+      if (std::isnan(want)) {  // vcvtph2ps quiets a signalling NaN; no op defines a payload
+        ASSERT_TRUE(std::isnan(wide[i])) << "bits " << hex(all[i]) << " of " << n;
+        continue;
+      }
+      ASSERT_EQ(std::bit_cast<uint32_t>(wide[i]), std::bit_cast<uint32_t>(want))
+          << "bits " << hex(all[i]) << " of " << n;
     }
   }
 }
