@@ -218,6 +218,7 @@ TEST_F(GraphPasses, DefaultPassesKeepTheResult) {
   EXPECT_LT(r.nodes, r.captured);
 }
 
+#if defined(CTL_TEST_OPENCL_PLUGIN) || defined(CTL_TEST_VULKAN_PLUGIN)
 // The fusion on another plugin: OpenCL claims the fused op, Vulkan does not.
 void fuse_on(const char* path, bool expect_fused) {
   OneDevice d = one_device(path);
@@ -236,6 +237,8 @@ void fuse_on(const char* path, bool expect_fused) {
     EXPECT_GT(r.unfused, 0u) << "a refused fusion must be counted";
   }
 }
+
+#endif
 
 #ifdef CTL_TEST_OPENCL_PLUGIN
 TEST(GraphPassesOnOpenCl, ElementwiseChainsFuse) {
