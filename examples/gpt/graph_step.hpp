@@ -115,8 +115,8 @@ class GraphStep {
     });
     model_.new_step();  // cast weights cached during the capture belong to the graph now
     step_.optimize();
-    // The update reads the gradients the step graph made; capture it with placeholder
-    // attributes (update() sets the real ones before every launch).
+    // The update reads the gradients the step graph made. It is captured at lr 0, and
+    // update() sets each step's lr and step count before every launch.
     const int64_t steps = optimizer_.steps();
     update_ = Graph::capture(runtime_, [&] {
       uint64_t node = Graph::next_node(runtime_);
