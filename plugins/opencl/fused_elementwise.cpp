@@ -18,44 +18,8 @@ namespace {
 
 constexpr size_t kMaxViews = CTL_FUSED_MAX_INPUTS + 1;
 
-// The loop over all views (inputs, then the output): make_iteration's merge of adjacent
-// axes for up to kMaxViews views, innermost axis first.
-struct FusedIteration {
-  cl_int rank = 0;
-  cl_long8 shape{};
-  cl_long8 strides[kMaxViews]{};
-  int64_t numel = 1;
-};
-
-FusedIteration fused_iteration(const DeviceView* const* views, size_t count) {
-  FusedIteration it;
-  const DeviceView& first = *views[0];
-  int64_t shape[CTL_MAX_RANK];
-  int64_t strides[kMaxViews][CTL_MAX_RANK];
-  int rank = 0;
-  for (uint32_t axis = first.rank; axis-- > 0;) {
-    const int64_t size = first.shape[axis];
-    if (size == 1) continue;
-    bool merge = rank > 0;
-    for (size_t v = 0; merge && v < count; ++v) {
-      merge = views[v]->strides[axis] == strides[v][rank - 1] * shape[rank - 1];
-    }
-    if (merge) {
-      shape[rank - 1] *= size;
-      continue;
-    }
-    shape[rank] = size;
-    for (size_t v = 0; v < count; ++v) strides[v][rank] = views[v]->strides[axis];
-    ++rank;
-  }
-  it.rank = rank;
-  it.numel = first.numel();
-  for (int i = 0; i < CTL_MAX_RANK; ++i) {
-    it.shape.s[i] = i < rank ? shape[i] : 1;
-    for (size_t v = 0; v < count; ++v) it.strides[v].s[i] = i < rank ? strides[v][i] : 0;
-  }
-  return it;
-}
+// The loop over all views (inputs, then the output), innermost axis first.
+using FusedIteration = BasicIteration<kMaxViews>;
 
 // The kernel "fused_elementwise" for this program, in the elementwise family's terms
 // (T_, C_, LOAD, STORE and the OP_ expressions of kernels/elementwise.cl).
@@ -123,7 +87,7 @@ ctl_status* run_fused_elementwise(const OpContext& ctx) {
   }
   const DeviceView* pointers[kMaxViews];
   for (uint32_t k = 0; k <= inputs; ++k) pointers[k] = &views[k];
-  const FusedIteration it = fused_iteration(pointers, inputs + 1);
+  const FusedIteration it = make_iteration<kMaxViews>(pointers, inputs + 1);
   if (it.numel == 0) return nullptr;
   Kernel* k = nullptr;
   // CTL_FUSED_PROGRAM leaves the family's separate kernels out of the build (elementwise.cl).

@@ -55,38 +55,6 @@ Scalar compute_scalar(ctl_dtype dtype, double value) {
   return s;
 }
 
-Iteration make_iteration(const DeviceView* const* views, size_t count) {
-  Iteration it;
-  const DeviceView& first = *views[0];
-  int64_t shape[CTL_MAX_RANK];
-  int64_t strides[4][CTL_MAX_RANK];
-  int rank = 0;
-  // Walk from the innermost axis outwards, dropping size-1 axes and merging an axis into
-  // the previous (inner) one when every view steps through both as one.
-  for (uint32_t axis = first.rank; axis-- > 0;) {
-    const int64_t size = first.shape[axis];
-    if (size == 1) continue;
-    bool merge = rank > 0;
-    for (size_t v = 0; merge && v < count; ++v) {
-      merge = views[v]->strides[axis] == strides[v][rank - 1] * shape[rank - 1];
-    }
-    if (merge) {
-      shape[rank - 1] *= size;
-      continue;
-    }
-    shape[rank] = size;
-    for (size_t v = 0; v < count; ++v) strides[v][rank] = views[v]->strides[axis];
-    ++rank;
-  }
-  it.rank = rank;
-  it.numel = first.numel();
-  for (int i = 0; i < CTL_MAX_RANK; ++i) {
-    it.shape.s[i] = i < rank ? shape[i] : 1;
-    for (size_t v = 0; v < count; ++v) it.strides[v].s[i] = i < rank ? strides[v][i] : 0;
-  }
-  return it;
-}
-
 ctl_status* OpContext::fail(ctl_status_code code, const char* format, ...) const {
   char text[448];
   va_list args;

@@ -59,16 +59,51 @@ struct DeviceView {
   }
 };
 
-// The loop of a strided kernel over views that share one shape: adjacent axes merged
-// where every view allows it, then reversed so that component s0 is the innermost axis.
-struct Iteration {
+// The loop of a strided kernel over up to `Views` views that share one shape: adjacent
+// axes merged where every view allows it, then reversed so that component s0 is the
+// innermost axis. Most kernels take at most 4 views; the fused elementwise kernel up to 9.
+template <size_t Views>
+struct BasicIteration {
   cl_int rank = 0;
   cl_long8 shape{};
-  cl_long8 strides[4]{};
+  cl_long8 strides[Views]{};
   int64_t numel = 1;
 };
-// `views` all have views[0]'s shape; at most 4.
-Iteration make_iteration(const DeviceView* const* views, size_t count);
+using Iteration = BasicIteration<4>;
+
+// `views` all have views[0]'s shape; at most `Views` of them.
+template <size_t Views = 4>
+BasicIteration<Views> make_iteration(const DeviceView* const* views, size_t count) {
+  BasicIteration<Views> it;
+  const DeviceView& first = *views[0];
+  int64_t shape[CTL_MAX_RANK];
+  int64_t strides[Views][CTL_MAX_RANK];
+  int rank = 0;
+  // Walk from the innermost axis outwards, dropping size-1 axes and merging an axis into
+  // the previous (inner) one when every view steps through both as one.
+  for (uint32_t axis = first.rank; axis-- > 0;) {
+    const int64_t size = first.shape[axis];
+    if (size == 1) continue;
+    bool merge = rank > 0;
+    for (size_t v = 0; merge && v < count; ++v) {
+      merge = views[v]->strides[axis] == strides[v][rank - 1] * shape[rank - 1];
+    }
+    if (merge) {
+      shape[rank - 1] *= size;
+      continue;
+    }
+    shape[rank] = size;
+    for (size_t v = 0; v < count; ++v) strides[v][rank] = views[v]->strides[axis];
+    ++rank;
+  }
+  it.rank = rank;
+  it.numel = first.numel();
+  for (int i = 0; i < CTL_MAX_RANK; ++i) {
+    it.shape.s[i] = i < rank ? shape[i] : 1;
+    for (size_t v = 0; v < count; ++v) it.strides[v].s[i] = i < rank ? strides[v][i] : 0;
+  }
+  return it;
+}
 
 // The dtype's tag in kernels/common.cl ("f32", "bf16", ...), and its name in messages.
 const char* dtype_tag(ctl_dtype dtype);
