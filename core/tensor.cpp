@@ -56,11 +56,31 @@ void Storage::release() {
   }
   if (before != 1) return;
   ctl_runtime* runtime = device->runtime;
-  if (buffer) device->api().buffer_free(device->handle, buffer);
-  if (counts_usage) device->usage.remove_memory(size_bytes);
+  free_buffer();
   if (on_release) on_release(on_release_context);
   delete this;
   ctl_runtime_release(runtime);
+}
+
+ctl_status* Storage::allocate_buffer() {
+  if (ctl_status* status = device->api().buffer_allocate(device->handle, size_bytes, &buffer)) {
+    buffer = nullptr;
+    return annotate(status, "allocating " + std::to_string(size_bytes) + " bytes on " + device->label);
+  }
+  if (!buffer && size_bytes > 0) {
+    return make_status(CTL_STATUS_INTERNAL, "plugin %s returned success and no buffer from buffer_allocate",
+                       device->plugin->name.c_str());
+  }
+  counts_usage = true;
+  device->usage.add_memory(size_bytes);
+  return nullptr;
+}
+
+void Storage::free_buffer() {
+  if (buffer) device->api().buffer_free(device->handle, buffer);
+  buffer = nullptr;
+  if (counts_usage) device->usage.remove_memory(size_bytes);
+  counts_usage = false;
 }
 
 int64_t Layout::numel() const {
@@ -182,21 +202,13 @@ ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, 
   layout.rank = rank;
   for (uint32_t i = 0; i < rank; ++i) layout.shape[i] = shape[i];
   set_contiguous_strides(layout);
-  const uint64_t bytes = static_cast<uint64_t>(layout.numel()) * ctl_dtype_size(dtype);
-  ctl_plugin_buffer* buffer = nullptr;
-  if (ctl_status* status = device->api().buffer_allocate(device->handle, bytes, &buffer)) {
-    return annotate(status, "allocating " + std::to_string(bytes) + " bytes on " + device->label);
-  }
-  if (!buffer && bytes > 0) {
-    return make_status(CTL_STATUS_INTERNAL, "plugin %s returned success and no buffer from buffer_allocate",
-                       device->plugin->name.c_str());
-  }
   auto* storage = new Storage;
   storage->device = device;
-  storage->buffer = buffer;
-  storage->size_bytes = bytes;
-  storage->counts_usage = true;
-  device->usage.add_memory(bytes);
+  storage->size_bytes = static_cast<uint64_t>(layout.numel()) * ctl_dtype_size(dtype);
+  if (ctl_status* status = storage->allocate_buffer()) {
+    delete storage;  // it holds no buffer and no runtime reference yet
+    return status;
+  }
   ctl_runtime_retain(device->runtime);
   if (GraphCapture* capture = active_capture(device)) [[unlikely]]
     capture_note_storage(capture, storage);

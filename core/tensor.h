@@ -33,6 +33,10 @@ struct Storage {
 
   void retain() { references.fetch_add(1, std::memory_order_relaxed); }
   void release();
+  // Gives the storage a plugin buffer of size_bytes, counted in the device's memory_in_use.
+  ctl_status* allocate_buffer();
+  // Frees the buffer, if any, and takes it out of the count.
+  void free_buffer();
 };
 
 // A strided view's geometry, without storage.

@@ -123,28 +123,12 @@ void capture_note_storage(GraphCapture* capture, Storage* storage) {
 
 void drop_graph_buffer(Storage* storage) {
   storage->drop_buffer_when_graph_alone.store(false, std::memory_order_relaxed);
-  if (!storage->buffer) return;
-  ctl_device* device = storage->device;
-  device->api().buffer_free(device->handle, storage->buffer);
-  storage->buffer = nullptr;
-  if (storage->counts_usage) device->usage.remove_memory(storage->size_bytes);
-  storage->counts_usage = false;
+  storage->free_buffer();
 }
 
 ctl_status* materialize(Storage* storage) {
   if (storage->buffer || storage->size_bytes == 0) return nullptr;
-  ctl_device* device = storage->device;
-  ctl_plugin_buffer* buffer = nullptr;
-  if (ctl_status* status = device->api().buffer_allocate(device->handle, storage->size_bytes, &buffer)) {
-    return annotate(status,
-                    "allocating " + std::to_string(storage->size_bytes) + " bytes for a graph on " + device->label);
-  }
-  if (!buffer)
-    return make_status(CTL_STATUS_INTERNAL, "plugin %s returned success and no buffer", device->plugin->name.c_str());
-  storage->buffer = buffer;
-  storage->counts_usage = true;
-  device->usage.add_memory(storage->size_bytes);
-  return nullptr;
+  return storage->allocate_buffer();
 }
 
 ctl_status* refused_while_capturing(const char* what) {
