@@ -195,6 +195,19 @@ ctl_tensor* make_view(Storage* storage, const Layout& layout) {
   return tensor;
 }
 
+ctl_status* allocate_storage(ctl_device* device, uint64_t bytes, Storage** out_storage) {
+  auto* storage = new Storage;
+  storage->device = device;
+  storage->size_bytes = bytes;
+  if (ctl_status* status = storage->allocate_buffer()) {
+    delete storage;  // it holds no buffer and no runtime reference yet
+    return status;
+  }
+  ctl_runtime_retain(device->runtime);
+  *out_storage = storage;
+  return nullptr;
+}
+
 ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, const int64_t* shape,
                             ctl_tensor** out_tensor) {
   Layout layout;
@@ -202,14 +215,9 @@ ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, 
   layout.rank = rank;
   for (uint32_t i = 0; i < rank; ++i) layout.shape[i] = shape[i];
   set_contiguous_strides(layout);
-  auto* storage = new Storage;
-  storage->device = device;
-  storage->size_bytes = static_cast<uint64_t>(layout.numel()) * ctl_dtype_size(dtype);
-  if (ctl_status* status = storage->allocate_buffer()) {
-    delete storage;  // it holds no buffer and no runtime reference yet
-    return status;
-  }
-  ctl_runtime_retain(device->runtime);
+  Storage* storage = nullptr;
+  CTL_RETURN_IF_ERROR(
+      allocate_storage(device, static_cast<uint64_t>(layout.numel()) * ctl_dtype_size(dtype), &storage));
   if (GraphCapture* capture = active_capture(device)) [[unlikely]]
     capture_note_storage(capture, storage);
   *out_tensor = make_view(storage, layout);

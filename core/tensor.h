@@ -100,6 +100,10 @@ inline ctl_status* check_tensor_at(const ctl_tensor* tensor, const char* array, 
 // A new tensor viewing `storage` (which it retains) with `layout`.
 ctl_tensor* make_view(Storage* storage, const Layout& layout);
 
+// A new storage of `bytes` on `device` with one reference (the caller's), not seen by a
+// graph capture: what allocate_tensor and a graph's memory plan start from.
+ctl_status* allocate_storage(ctl_device* device, uint64_t bytes, Storage** out_storage);
+
 // A new contiguous tensor with uninitialised contents.
 ctl_status* allocate_tensor(ctl_device* device, ctl_dtype dtype, uint32_t rank, const int64_t* shape,
                             ctl_tensor** out_tensor);

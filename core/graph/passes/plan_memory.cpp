@@ -48,16 +48,6 @@ uint64_t lowest_offset(const Tenant& t, const std::vector<const Tenant*>& placed
   return offset;
 }
 
-ctl_status* allocate_arena(ctl_device* device, uint64_t bytes, Storage** out) {
-  ctl_tensor* tensor = nullptr;
-  const int64_t shape[1] = {static_cast<int64_t>(bytes)};
-  CTL_RETURN_IF_ERROR(allocate_tensor(device, CTL_DTYPE_U8, 1, shape, &tensor));
-  *out = tensor->storage;
-  (*out)->retain();
-  ctl_tensor_release(tensor);
-  return nullptr;
-}
-
 }  // namespace
 
 ctl_status* plan_memory(ctl_graph* graph, uint64_t* out_changes) {
@@ -92,7 +82,7 @@ ctl_status* plan_memory(ctl_graph* graph, uint64_t* out_changes) {
     // The tenants' own buffers are released before the next device's arena is allocated,
     // so planning never needs much more memory than the capture already holds.
     Storage* arena = nullptr;
-    CTL_RETURN_IF_ERROR(allocate_arena(device, arena_bytes, &arena));
+    CTL_RETURN_IF_ERROR(allocate_storage(device, arena_bytes, &arena));
     graph->storages[arena] = StorageInfo{true, true};
     for (GraphNode& node : graph->nodes) {
       for (auto* operands : {&node.inputs, &node.outputs}) {
