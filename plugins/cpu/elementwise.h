@@ -53,12 +53,13 @@ inline bool dense_alike(const View& out, const Views&... others) {
 }
 
 // out[i] = f(x[i]), except that runs where out and x are both contiguous go to
-// span(out, x, n) instead (a vector kernel).
-template <class T, class F, class Span>
+// span(out, x, n) instead (a vector kernel). O and I are the storage types of out and x
+// (one type, T, for most ops; two for a cast).
+template <class O, class I = O, class F, class Span>
 void map_unary_spans(const OpContext& ctx, const View& out, const View& in, int64_t grain, F f, Span span) {
+  O* const o = out.as<O>();
+  const I* const x = in.as<I>();
   if (dense_alike(out, in)) {
-    T* const o = out.as<T>();
-    const T* const x = in.as<T>();
     parallel_for(ctx.pool, out.numel(), grain, [&](int64_t begin, int64_t end, unsigned) {
       span(o + begin, x + begin, end - begin);
       stream_fence();
@@ -66,8 +67,6 @@ void map_unary_spans(const OpContext& ctx, const View& out, const View& in, int6
     return;
   }
   const auto layout = make_layout<2>(out.rank, out.shape, {out.strides, in.strides});
-  T* const o = out.as<T>();
-  const T* const x = in.as<T>();
   parallel_for(ctx.pool, layout.numel, grain, [&](int64_t begin, int64_t end, unsigned) {
     for_each_segment(layout, begin, end, [&](const std::array<int64_t, 2>& off, int64_t n, int64_t) {
       const int64_t so = layout.inner_stride(0), sx = layout.inner_stride(1);

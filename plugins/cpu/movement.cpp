@@ -6,6 +6,7 @@
 #include "cast_rules.h"
 #include "dtype_dispatch.h"
 #include "elementwise.h"
+#include "half_convert.h"
 #include "kernels.h"
 
 namespace catalyst::cpu {
@@ -34,6 +35,36 @@ ctl_status* run_copy(const OpContext& ctx) {
   return nullptr;
 }
 
+namespace {
+
+// f32 <-> f16/bf16: contiguous runs go through half_convert's span conversions, which
+// round as convert() does (rounding a float's exact double is rounding the float) and keep
+// NaNs as it does; other runs take convert() element by element. A bf16 GPT step spent 8%
+// of its time in the scalar casts (weights, activations and gradients change dtype every
+// step). False, doing nothing, for other pairs of dtypes.
+bool cast_half_spans(const OpContext& ctx, const View& x, const View& y) {
+  const auto half = [](ctl_dtype d) { return d == CTL_DTYPE_F16 || d == CTL_DTYPE_BF16; };
+  if (!(half(x.dtype) && y.dtype == CTL_DTYPE_F32) && !(x.dtype == CTL_DTYPE_F32 && half(y.dtype))) return false;
+  const ctl_dtype d = half(x.dtype) ? x.dtype : y.dtype;
+  dispatch_float(d, [&](auto tag) {
+    using H = typename decltype(tag)::type;
+    if constexpr (is_half_v<H>) {
+      if (x.dtype == CTL_DTYPE_F32) {
+        map_unary_spans<H, float>(
+            ctx, y, x, kCheapGrain, [](float v) { return convert<float, H>(v); },
+            [d](H* o, const float* v, int64_t n) { f32_span_to_half(d, v, reinterpret_cast<uint16_t*>(o), n); });
+      } else {
+        map_unary_spans<float, H>(
+            ctx, y, x, kCheapGrain, [](H v) { return convert<H, float>(v); },
+            [d](float* o, const H* v, int64_t n) { half_span_to_f32(d, reinterpret_cast<const uint16_t*>(v), o, n); });
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace
+
 ctl_status* run_cast(const OpContext& ctx) {
   View x, y;
   CTL_SDK_RETURN_IF_ERROR(ctx.one_to_one(&x, &y, /*same_dtype=*/false));
@@ -50,6 +81,7 @@ ctl_status* run_cast(const OpContext& ctx) {
     copy_elements(ctx, x, y);
     return nullptr;
   }
+  if (cast_half_spans(ctx, x, y)) return nullptr;
   dispatch_all(x.dtype, [&](auto source) {
     using S = typename decltype(source)::type;
     dispatch_all(y.dtype, [&](auto target) {
