@@ -177,6 +177,15 @@ CTL_CPU_AVX512 void pack_a_rows(const uint16_t* a, int64_t lda, int64_t kc, int 
 
 }  // namespace
 
-const GemmKernel<uint16_t, float> kGemmAvx512Bf16{kMr, kNr, 2, run, run_rows, pack_b, pack_a, pack_b_t, pack_a_rows};
+const GemmKernel<uint16_t, float> kGemmAvx512Bf16{.mr = kMr,
+                                                  .nr = kNr,
+                                                  .kp = 2,
+                                                  .run = run,
+                                                  .run_rows = run_rows,
+                                                  .pack_b = pack_b,
+                                                  .pack_a = pack_a,
+                                                  .pack_b_t = pack_b_t,
+                                                  .pack_a_rows = pack_a_rows,
+                                                  .rounds_half = true};
 
 }  // namespace catalyst::cpu

@@ -194,7 +194,8 @@ const GemmKernel<float> kGemmAvx512F32{kMr,
                                        pack_b_t,
                                        pack_a_rows<Source::kF32>,
                                        run_packing_b,
-                                       run_rows_packing_b};
+                                       run_rows_packing_b,
+                                       true};
 const GemmHalfPackers kGemmAvx512F16Packers{pack_b<Source::kF16>, pack_a_rows<Source::kF16>};
 const GemmHalfPackers kGemmAvx512Bf16Packers{pack_b<Source::kBf16>, pack_a_rows<Source::kBf16>};
 

@@ -21,6 +21,19 @@ struct TileEpilogue {
   const T* bias;  // at the tile's origin, or null
   int64_t bias_rs, bias_cs;
   ctl_activation activation;
+  // An f16/bf16 output (only for kernels with GemmKernel::rounds_half, only with finish
+  // false): where half_out is set, the tile is not written to c. Instead, after alpha
+  // (and, unless overwrite, the sums already in c), the 16-bit bias at half_bias (row
+  // stride half_brs, column stride half_bcs, 0 or 1; or null) is added, ReLU applied where
+  // half_relu, and each value rounded once to the 16-bit dtype at half_out (row stride
+  // half_ld, unit column stride): what merge_half_tile computes from c, without the trip
+  // through memory. beta must be 0 (with overwrite).
+  uint16_t* half_out = nullptr;
+  int64_t half_ld = 0;
+  const uint16_t* half_bias = nullptr;
+  int64_t half_brs = 0, half_bcs = 0;
+  bool half_f16 = false;
+  bool half_relu = false;
 };
 
 // A kernel multiplies packed panels of P (the operands' type, or what they are converted
@@ -67,6 +80,8 @@ struct GemmKernel {
                         const TileEpilogue<Acc>& e) = nullptr;
   void (*run_rows_packing_b)(int64_t kc, const P* a, int64_t lda, const P* b, int64_t ldb, P* bdst, Acc* c, int64_t ldc,
                              int m, int n, const TileEpilogue<Acc>& e) = nullptr;
+  // Whether every run form honours TileEpilogue::half_out (the AVX-512 kernels do).
+  bool rounds_half = false;
 };
 
 // Packers from f16 or bf16 into the panels of an f32 kernel, for the f16 and bf16

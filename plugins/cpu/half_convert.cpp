@@ -31,23 +31,10 @@ CTL_CPU_AVX512 void to_f32_avx512(bool f16, const uint16_t* in, float* out, int6
   }
 }
 
-// f16: vcvtps2ph rounds to nearest even, and keeps a NaN's sign and top payload bits with
-// the quiet bit set, as sdk::float_to_half does. bf16: integer rounding, a NaN set quiet
-// apart (its payload may carry into the exponent), as sdk::float_to_bf16.
 CTL_CPU_AVX512 void to_half_avx512(bool f16, const float* in, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 mask = static_cast<__mmask16>(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
-    const __m512 v = _mm512_maskz_loadu_ps(mask, in + i);
-    __m256i bits;
-    if (f16) {
-      bits = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    } else {
-      const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-      const __m512i rounded =
-          _mm512_mask_or_epi32(bf16_rounding_x16(v), nan, _mm512_castps_si512(v), _mm512_set1_epi32(0x00400000));
-      bits = _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
-    }
-    _mm256_mask_storeu_epi16(out + i, mask, bits);
+    _mm256_mask_storeu_epi16(out + i, mask, round_half_x16(f16, _mm512_maskz_loadu_ps(mask, in + i)));
   }
 }
 

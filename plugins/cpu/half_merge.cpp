@@ -19,22 +19,7 @@ float load_half(ctl_dtype d, uint16_t bits) {
 
 // v[j] for the first n lanes of 16 16-bit floats of dtype d.
 CTL_CPU_AVX512 inline __m512 load_half_x16(ctl_dtype d, const uint16_t* p, __mmask16 mask) {
-  const __m256i bits = _mm256_maskz_loadu_epi16(mask, p);
-  return d == CTL_DTYPE_F16 ? _mm512_cvtph_ps(bits) : widen_bf16_x16(bits);
-}
-
-// 16 floats as 16 16-bit floats of dtype d, each rounded to nearest even. bf16 rounds in
-// integer arithmetic, as sdk::float_to_bf16 does (a NaN stays a quiet NaN), so the merge
-// needs no AVX512-BF16. It did (vcvtne2ps2bf16), and on AVX-512 CPUs without it (Xeons
-// before Cooper Lake, or a VM that hides it, as this project's Xeon VM does) every f16
-// and bf16 output element went through merge_row_scalar: 37% of a 1-thread 1024^3 f16
-// product.
-CTL_CPU_AVX512 inline __m256i round_half_x16(ctl_dtype d, __m512 v) {
-  if (d == CTL_DTYPE_F16) return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-  const __m512i rounded =
-      _mm512_mask_or_epi32(bf16_rounding_x16(v), nan, _mm512_castps_si512(v), _mm512_set1_epi32(0x00400000));
-  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
+  return widen_half_x16(d == CTL_DTYPE_F16, _mm256_maskz_loadu_epi16(mask, p));
 }
 
 // The whole tile in vector form; needs a unit output column stride and a bias column
@@ -89,8 +74,12 @@ CTL_CPU_AVX512 void merge_tile_vector(const HalfOutput& o, const float* tile, in
       v0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v0, zero, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q), v0);
       v1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v1, zero, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q), v1);
     }
-    _mm256_mask_storeu_epi16(dst, m0, round_half_x16(o.dtype, v0));
-    _mm256_mask_storeu_epi16(dst + 16, m1, round_half_x16(o.dtype, v1));
+    // bf16 rounds in integer arithmetic (intrinsics.h), so the merge needs no AVX512-BF16.
+    // It did (vcvtne2ps2bf16), and on AVX-512 CPUs without it (Xeons before Cooper Lake, or
+    // a VM that hides it, as this project's Xeon VM does) every f16 and bf16 output element
+    // went through merge_row_scalar: 37% of a 1-thread 1024^3 f16 product.
+    _mm256_mask_storeu_epi16(dst, m0, round_half_x16(o.dtype == CTL_DTYPE_F16, v0));
+    _mm256_mask_storeu_epi16(dst + 16, m1, round_half_x16(o.dtype == CTL_DTYPE_F16, v1));
   }
 }
 

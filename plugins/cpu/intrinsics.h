@@ -38,4 +38,22 @@ CTL_CPU_AVX512 inline __m512i bf16_rounding_x16(__m512 x) {
   return _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
 }
 
+// 16 f16 (f16 true) or bf16 values as floats. f16 goes through vcvtph2ps, which sets a
+// signalling NaN's quiet bit (half_convert.cpp keeps it where a cast needs the exact bits).
+CTL_CPU_AVX512 inline __m512 widen_half_x16(bool f16, __m256i bits) {
+  return f16 ? _mm512_cvtph_ps(bits) : widen_bf16_x16(bits);
+}
+
+// 16 floats rounded to f16 (f16 true) or bf16, to nearest even, bit for bit as
+// sdk::float_to_half / float_to_bf16. f16: vcvtps2ph keeps a NaN's sign and top payload
+// bits with the quiet bit set. bf16: integer rounding (no AVX512-BF16 needed), a NaN set
+// quiet apart, since the rounding's carry could turn its payload into an infinity.
+CTL_CPU_AVX512 inline __m256i round_half_x16(bool f16, __m512 v) {
+  if (f16) return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  const __m512i rounded =
+      _mm512_mask_or_epi32(bf16_rounding_x16(v), nan, _mm512_castps_si512(v), _mm512_set1_epi32(0x00400000));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
+}
+
 }  // namespace catalyst::cpu

@@ -246,7 +246,22 @@ struct FloatProduct {
     e.activation = t.direct ? p.activation : CTL_ACTIVATION_NONE;
     e.overwrite = k.first;
     e.finish = t.direct && k.last;
-    const bool merge = t.half.out && k.last;
+    bool merge = t.half.out && k.last;
+    // The kernel rounds the last depth block's tiles into the output itself where the
+    // merge's work is only a bias add and ReLU (half_out, gemm_kernels.h): half of a
+    // one-block product's tiles then never touch memory as f32.
+    const bool round_in_kernel =
+        merge && kernel.rounds_half && t.half.ocs == 1 && t.half.beta == 0.0f &&
+        (t.half.activation == CTL_ACTIVATION_NONE || t.half.activation == CTL_ACTIVATION_RELU) &&
+        (!t.half.bias || t.half.bcs == 0 || t.half.bcs == 1);
+    if (round_in_kernel) {
+      merge = false;
+      e.half_ld = t.half.ors;
+      e.half_brs = t.half.brs;
+      e.half_bcs = t.half.bcs;
+      e.half_f16 = t.half.dtype == CTL_DTYPE_F16;
+      e.half_relu = t.half.activation == CTL_ACTIVATION_RELU;
+    }
     const bool local_tile = !t.c;  // see Target
     alignas(64) Acc local[kMaxTile];
     P* const buffer = bpacks + k.buffer * b_size;
@@ -258,6 +273,12 @@ struct FloatProduct {
         const int n = static_cast<int>(std::min<int64_t>(nr, k.nc - q * nr));
         P* const panel = buffer + q * nr * kcp;
         e.bias = t.bias ? t.bias + row * t.bias_rs + col * t.bias_cs : nullptr;
+        if (round_in_kernel) {
+          e.half_out = reinterpret_cast<uint16_t*>(t.half.out) + row * t.half.ors + col;
+          e.half_bias = t.half.bias
+                            ? reinterpret_cast<const uint16_t*>(t.half.bias) + row * t.half.brs + col * t.half.bcs
+                            : nullptr;
+        }
         Acc* const c = local_tile ? local : t.c + row * t.ldc + col;
         const int64_t ldc = local_tile ? nr : t.ldc;
         if (pack_while_computing && ir == 0) {  // only where kNative
