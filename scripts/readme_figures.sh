@@ -55,7 +55,10 @@ stderr = open(os.path.join(work, "stderr")).read()
 header = re.search(r"training a (\d+)-parameter GPT \(context (\d+), width (\d+), (\d+) heads, (\d+) layers, (\w+) products\)",
                    stderr)
 baseline = float(re.search(r"gives a validation loss of ([\d.]+) nats", stderr).group(1))
-final = float(re.search(r"validation loss ([\d.]+) nats", stdout).group(1))
+final_line = re.search(r"validation loss ([\d.]+) nats over the whole validation split \((\d+) bytes.*?\); "
+                       r"([\d.]+) on the (\d+) sampled windows", stdout)
+final, held_out, sampled, windows = (float(final_line.group(1)), int(final_line.group(2)),
+                                     float(final_line.group(3)), int(final_line.group(4)))
 phases = re.search(r"^time: (.*)$", stdout, re.M).group(1)
 cpu = {}
 for line in open("/proc/cpuinfo"):
@@ -87,8 +90,10 @@ Load average {load_before.split()[0]} before the run and {load_after.split()[0]}
   {precision}; {steps:,} steps of batch {batch} × {context} bytes.
 - Speed: **{statistics.median(tokens):,.0f} tokens/s** (median of the log's running figure); the whole command
   took **{int(wall // 60)}m{int(wall % 60):02d}s**. Time per phase: {phases}.
-- Validation loss: {', '.join(f'**{v:.2f}** after {s:,} steps' for s, v in marks)}; final **{final:.3f} nats**
-  beside **{baseline:.3f}** for predicting byte frequencies (the best a model without context can do).
+- Validation loss on the {windows} sampled windows the log tracks: {', '.join(f'**{v:.2f}** after {s:,} steps' for s, v in marks)}.
+- Final validation loss over the whole validation split ({held_out:,} bytes): **{final:.3f} nats**
+  ({sampled:.3f} on the sampled windows), beside **{baseline:.3f}** for predicting byte frequencies
+  (the best a model without context can do).
 - The start of the sample (`sample.txt`):
 
   ```

@@ -8,6 +8,7 @@ usage: test_progress_and_log.py CATALYST_TRAIN_GPT PLUGIN_FILE
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import struct
@@ -120,6 +121,30 @@ class ProgressAndLog(unittest.TestCase):
         records = read_log(os.path.join(out, "log.jsonl"))
         self.assertEqual([r["step"] for r in records], list(range(1, 9)))
         self.assertEqual([r["step"] for r in records if "val_loss" in r], [2, 4, 6, 8])
+
+    def test_final_validation_reads_the_whole_split(self):
+        # The validation split (the last 10% of the file, rounded) is one repeated byte, so
+        # every window holds the same text: the whole split's mean must equal the sampled
+        # windows' to the digits printed, and it must cover every complete window of
+        # --context (16) bytes. A resumed run at its end evaluates the same model again and
+        # must print the same figures.
+        with open(self.data) as f:
+            text = f.read()
+        filler = len(text) // 9 + 50
+        with open(self.data, "w") as f:
+            f.write(text + "a" * filler)
+        validation = round((len(text) + filler) * 0.1)
+        out = os.path.join(self.tmp.name, "out")
+        args = ("--steps", "3", "--quiet")
+        pattern = re.compile(r"^validation loss ([\d.]+) nats over the whole validation split \((\d+) bytes; "
+                             r"predicting byte frequencies: [\d.]+\); ([\d.]+) on the 4 sampled windows", re.M)
+        first = pattern.search(self.train(out, *args).stdout)
+        self.assertIsNotNone(first)
+        self.assertEqual(int(first.group(2)), (validation - 1) // 16 * 16)
+        self.assertEqual(first.group(1), first.group(3))
+        self.assertTrue(math.isfinite(float(first.group(1))))
+        again = pattern.search(self.train(out, *args, "--resume").stdout)
+        self.assertEqual(again.groups(), first.groups())
 
     @unittest.skipUnless(shutil.which("gnuplot"), "gnuplot is not installed")
     def test_plot_draws_validation_as_a_line(self):
