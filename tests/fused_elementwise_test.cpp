@@ -386,9 +386,9 @@ TEST_F(FusedElementwise, CpuHalfVectorOpsTakeTheSeparateOpsPathOnStridedInputs) 
     Tensor x = make_input(dev, dtype, Shape::kTransposed, rows, cols, rng);
     Tensor row = make_input(dev, dtype, Shape::kRow, rows, cols, rng);
     std::vector<ctl_tensor*> inputs = {x.get(), row.get()};
-    for (ctl_op_id op :
-         {CTL_OP_EXP, CTL_OP_TANH, CTL_OP_SIGMOID, CTL_OP_SILU, CTL_OP_GELU_TANH, CTL_OP_GELU_TANH_BACKWARD}) {
-      // gelu_tanh_backward(dy = row, x); the unary ops of x.
+    for (ctl_op_id op : {CTL_OP_EXP, CTL_OP_TANH, CTL_OP_SIGMOID, CTL_OP_SILU, CTL_OP_GELU_TANH,
+                         CTL_OP_GELU_TANH_BACKWARD, CTL_OP_GELU, CTL_OP_GELU_BACKWARD}) {
+      // gelu_tanh_backward and gelu_backward(dy = row, x); the unary ops of x.
       const std::vector<ctl_fused_instruction> program = {{op, static_cast<uint16_t>(is_binary(op) ? 1 : 0), 0}};
       const ctl_fused_elementwise_attrs attrs = make_attrs(program);
       ctl_tensor* fused = nullptr;

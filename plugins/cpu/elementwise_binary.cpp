@@ -7,6 +7,7 @@
 
 #include "dtype_dispatch.h"
 #include "elementwise.h"
+#include "gelu_erf.h"
 #include "half_convert.h"
 #include "kernels.h"
 #include "plugin.h"
@@ -186,27 +187,32 @@ bool run_gelu_grad(const OpContext& ctx, const View& dx, const View& dy, const V
       const double xv = static_cast<double>(load(v));
       return store_double<T>(static_cast<double>(load(d)) * (Tanh ? gelu_tanh_grad(xv) : gelu_grad(xv)));
     };
-    if constexpr (Tanh && std::is_same_v<T, float>) {
-      const VecKernels& k = vec_kernels();
+    // The vector kernel of either form (gelu_erf.h for the erf form).
+    auto vector_span = [](float* o, const float* d, const float* v, int64_t n) {
+      if constexpr (Tanh)
+        vec_kernels().gelu_tanh_backward(o, d, v, n);
+      else
+        gelu_erf_backward_span(o, d, v, n);
+    };
+    if constexpr (std::is_same_v<T, float>) {
       map_binary_spans<float>(ctx, dx, dy, x, kCostlyGrain, f,
                               [&](float* o, const float* d, int64_t sd, const float* v, int64_t sv, int64_t n) {
                                 if (sd == 1 && sv == 1) {
-                                  k.gelu_tanh_backward(o, d, v, n);
+                                  vector_span(o, d, v, n);
                                 } else {
                                   for (int64_t i = 0; i < n; ++i) o[i] = f(d[i * sd], v[i * sv]);
                                 }
                               });
-    } else if constexpr (Tanh && is_half_v<T>) {
+    } else if constexpr (is_half_v<T>) {
       // f16/bf16: the f32 vector kernel on widened chunks, one rounding (half_convert.h),
       // on the same runs as f32 (fused_elementwise.cpp's plan relies on that).
-      const VecKernels& k = vec_kernels();
       map_binary_spans<T>(
           ctx, dx, dy, x, kCostlyGrain, f, [&](T* o, const T* d, int64_t sd, const T* v, int64_t sv, int64_t n) {
             if (sd == 1 && sv == 1) {
               binary_through_f32(
                   x.dtype, reinterpret_cast<uint16_t*>(o), reinterpret_cast<const uint16_t*>(d),
                   reinterpret_cast<const uint16_t*>(v), n,
-                  [&](float* fo, const float* fd, const float* fv, int64_t m) { k.gelu_tanh_backward(fo, fd, fv, m); });
+                  [&](float* fo, const float* fd, const float* fv, int64_t m) { vector_span(fo, fd, fv, m); });
             } else {
               for (int64_t i = 0; i < n; ++i) o[i] = f(d[i * sd], v[i * sv]);
             }

@@ -5,6 +5,7 @@
 
 #include "dtype_dispatch.h"
 #include "elementwise.h"
+#include "gelu_erf.h"
 #include "half_convert.h"
 #include "kernels.h"
 #include "vec_kernels.h"
@@ -88,10 +89,11 @@ inline C apply(C x) {
 template <ctl_op_id Op>
 constexpr bool kNumericOp = Op == CTL_OP_NEG || Op == CTL_OP_ABS || Op == CTL_OP_RELU;
 
-// The float functions with a vector form in vec_kernels.h (f32, and f16/bf16 through f32).
+// The float functions with a vector form in vec_kernels.h or gelu_erf.h (f32, and
+// f16/bf16 through f32).
 template <ctl_op_id Op>
-constexpr bool kVectorOp =
-    Op == CTL_OP_EXP || Op == CTL_OP_TANH || Op == CTL_OP_SIGMOID || Op == CTL_OP_SILU || Op == CTL_OP_GELU_TANH;
+constexpr bool kVectorOp = Op == CTL_OP_EXP || Op == CTL_OP_TANH || Op == CTL_OP_SIGMOID || Op == CTL_OP_SILU ||
+                           Op == CTL_OP_GELU_TANH || Op == CTL_OP_GELU;
 
 template <ctl_op_id Op>
 constexpr VecUnary vec_unary() {
@@ -107,6 +109,15 @@ constexpr VecUnary vec_unary() {
     return VecUnary::kGeluTanh;
 }
 
+// out = Op(x) over a contiguous f32 span, for a kVectorOp.
+template <ctl_op_id Op>
+void vector_span(float* out, const float* x, int64_t n) {
+  if constexpr (Op == CTL_OP_GELU)
+    gelu_erf_span(out, x, n);
+  else
+    vec_kernels().unary(vec_unary<Op>(), out, x, n);
+}
+
 template <ctl_op_id Op>
 bool run_op(const OpContext& ctx, const View& y, const View& x) {
   constexpr int64_t grain =
@@ -115,16 +126,14 @@ bool run_op(const OpContext& ctx, const View& y, const View& x) {
     using T = typename decltype(tag)::type;
     auto f = [](T v) { return store<T>(apply<Op>(load(v))); };
     if constexpr (std::is_same_v<T, float> && kVectorOp<Op>) {
-      const VecKernels& k = vec_kernels();
       map_unary_spans<float>(ctx, y, x, grain, f,
-                             [&](float* o, const float* v, int64_t n) { k.unary(vec_unary<Op>(), o, v, n); });
+                             [](float* o, const float* v, int64_t n) { vector_span<Op>(o, v, n); });
     } else if constexpr (is_half_v<T> && kVectorOp<Op>) {
       // f16/bf16: the f32 vector kernel on widened chunks, one rounding (half_convert.h);
       // the runs it takes are f32's, which fused_elementwise.cpp's plan relies on.
-      const VecKernels& k = vec_kernels();
       map_unary_spans<T>(ctx, y, x, grain, f, [&](T* o, const T* v, int64_t n) {
         unary_through_f32(x.dtype, reinterpret_cast<uint16_t*>(o), reinterpret_cast<const uint16_t*>(v), n,
-                          [&](float* fo, const float* fv, int64_t m) { k.unary(vec_unary<Op>(), fo, fv, m); });
+                          [](float* fo, const float* fv, int64_t m) { vector_span<Op>(fo, fv, m); });
       });
     } else {
       map_unary<T, T>(ctx, y, x, grain, f);

@@ -6,9 +6,9 @@
 // catalyst.h promises, and stays so when those kernels change.
 //
 // One subtlety keeps that true. A few ops have a vector form whose last bit may differ
-// from the scalar one (exp, tanh, sigmoid, silu, gelu_tanh, gelu_tanh_backward; in f32,
-// and in f16/bf16 through f32's), and the separate op takes the vector form only where its
-// operands are contiguous along the run (elementwise.h: map_*_spans). Unfused, an
+// from the scalar one (exp, tanh, sigmoid, silu, gelu, gelu_tanh and both gelus' backward
+// forms; in f32, and in f16/bf16 through f32's), and the separate op takes the vector form
+// only where its operands are contiguous along the run (elementwise.h: map_*_spans). Unfused, an
 // instruction's operands are the caller's inputs (any strides, broadcast) and earlier
 // results (contiguous tensors of the broadcast shape of their own operands). plan() works
 // out, per instruction, the views the separate call would have had and the path it would
@@ -43,7 +43,7 @@ ctl_status* (*family_of(ctl_op_id op))(const OpContext&) {
 bool has_vector_form(ctl_dtype dtype, ctl_op_id op) {
   if (dtype != CTL_DTYPE_F32 && dtype != CTL_DTYPE_F16 && dtype != CTL_DTYPE_BF16) return false;
   return op == CTL_OP_EXP || op == CTL_OP_TANH || op == CTL_OP_SIGMOID || op == CTL_OP_SILU || op == CTL_OP_GELU_TANH ||
-         op == CTL_OP_GELU_TANH_BACKWARD;
+         op == CTL_OP_GELU_TANH_BACKWARD || op == CTL_OP_GELU || op == CTL_OP_GELU_BACKWARD;
 }
 
 // The operand view of `r` in a separate call whose output has `out`'s shape (the core
