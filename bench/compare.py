@@ -18,6 +18,7 @@ import argparse
 import fcntl
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -385,13 +386,16 @@ def measure_demo_loss(a, programs, sink):
             args = ["--out", os.path.join(folder, "run"), "--quiet", "--sample-length", "1", "--precision", precision]
             fortunes = os.path.isdir("/usr/share/games/fortunes")
             command = [programs["train_gpt"]] + args + ([] if fortunes else ["--data", bench_text(folder)])
-            if run(command, thread_env(max(a.threads)), f"demo --precision {precision}") is None:
+            stdout = run(command, thread_env(max(a.threads)), f"demo --precision {precision}")
+            if stdout is None:
                 continue
             with open(os.path.join(folder, "run", "log.jsonl")) as f:
                 log = [json.loads(line) for line in f if line.strip()]
+            # The final loss over the whole validation split, as the demo prints it.
+            whole = re.search(r"validation loss ([\d.]+) nats over the whole validation split", stdout)
             sink.add({"source": "catalyst", "threads": max(a.threads), "case": f"demo/{precision}",
-                      "val_loss": log[-1]["val_loss"], "steps": log[-1]["step"],
-                      "text": "fortunes" if fortunes else "docs"})
+                      "val_loss": float(whole.group(1)) if whole else log[-1]["val_loss"],
+                      "steps": log[-1]["step"], "text": "fortunes" if fortunes else "docs"})
 
 
 def measure_conformance(a, build, sink):
