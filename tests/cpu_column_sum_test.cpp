@@ -5,7 +5,8 @@
 // blocks, a tail band of one row, and rows that do not follow each other in memory (a
 // column slice). Each result is checked against a double sum of the same floats, and
 // must be bit for bit the same on 1, 2 and 3 threads, also for inputs whose double sums
-// show the grouping of the rows.
+// show the grouping of the rows. f16 and bf16 take the same path through rows widened to
+// f32, and are checked the same way against the double sum of their values.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "catalyst/sdk/half.hpp"
 #include "test_support.hpp"
 
 using namespace ctltest;
@@ -35,6 +37,46 @@ struct Sums {
   std::vector<float> sum, mean;
   std::string error;
 };
+
+// Sums and means of x = columns [0, c.cols) of `stored`, in the dtype T of its elements
+// (float, or uint16_t bits of f16/bf16 when dtype says so).
+template <class T>
+struct Sums16 {
+  std::vector<T> sum, mean;
+  std::string error;
+};
+template <class T>
+Sums16<T> column_sums_of(const Case& c, ctl_dtype dtype, const std::vector<T>& stored, unsigned threads) {
+  setenv("CATALYST_CPU_THREADS", std::to_string(threads).c_str(), 1);
+  std::vector<const char*> paths = {CTL_TEST_CPU_PLUGIN};
+  const ctl_runtime_options opts = options(&paths);
+  ctl_runtime* raw = nullptr;
+  Status created(ctl_runtime_create(&opts, &raw));
+  if (created) return {{}, {}, describe(created.get())};
+  Runtime runtime(raw);
+  ctl_device* device = find_device(runtime.get(), "cpu");
+  if (!device) return {{}, {}, "no cpu device"};
+  Tensor whole = from_vector<T>(device, dtype, {c.rows, c.stored_cols}, stored);
+  ctl_tensor* view = nullptr;
+  Status sliced(ctl_tensor_slice(whole.get(), 1, 0, c.cols, 1, &view));
+  if (sliced) return {{}, {}, describe(sliced.get())};
+  Tensor x(view);
+
+  ctl_reduce_attrs attrs{};
+  attrs.struct_size = CTL_REDUCE_ATTRS_STRUCT_SIZE;
+  attrs.axis_count = 1;
+  attrs.axes[0] = 0;
+  Sums16<T> result;
+  for (ctl_op_id op : {CTL_OP_SUM, CTL_OP_MEAN}) {
+    Tensor out = from_vector<T>(device, dtype, {c.cols}, std::vector<T>(c.cols));
+    ctl_tensor* inputs[1] = {x.get()};
+    ctl_tensor* outputs[1] = {out.get()};
+    Status status(ctl_op_run_into(op, 1, inputs, &attrs, 1, outputs));
+    if (status) return {{}, {}, describe(status.get())};
+    (op == CTL_OP_SUM ? result.sum : result.mean) = to_vector<T>(out.get());
+  }
+  return result;
+}
 
 Sums column_sums(const Case& c, const std::vector<float>& stored, unsigned threads) {
   setenv("CATALYST_CPU_THREADS", std::to_string(threads).c_str(), 1);
@@ -112,6 +154,55 @@ TEST(CpuColumnSum, MatchesADoubleSumAndNeverDependsOnTheThreadCount) {
           ASSERT_EQ(std::bit_cast<uint32_t>(many.mean[j]), std::bit_cast<uint32_t>(expected->mean[j]))
               << threads << " threads, column " << j;
         }
+      }
+    }
+  }
+}
+
+// f16 and bf16: each result is the double sum of the 16-bit values, rounded to f32 and
+// then to the dtype (as the plugin's other sums round), so it is within one rounding of the
+// dtype (plus the f32 step) of the exact sum; and bit for bit the same on 1, 2 and 3 threads.
+TEST(CpuColumnSum, HalfSumsMatchADoubleSumAndNeverDependOnTheThreadCount) {
+  struct Dtype {
+    ctl_dtype dtype;
+    uint16_t (*narrow)(float);
+    float (*widen)(uint16_t);
+    int mantissa_bits;
+  };
+  const Dtype dtypes[] = {
+      {CTL_DTYPE_BF16, [](float f) { return catalyst::sdk::float_to_bf16(f); },
+       [](uint16_t h) { return catalyst::sdk::bf16_to_float(h); }, 8},
+      {CTL_DTYPE_F16, [](float f) { return catalyst::sdk::float_to_half(f); },
+       [](uint16_t h) { return catalyst::sdk::half_to_float(h); }, 11},
+  };
+  std::mt19937 rng(2027);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const Dtype& d : dtypes) {
+    for (const Case& c : kCases) {
+      SCOPED_TRACE(std::string(ctl_dtype_name(d.dtype)) + " " + std::to_string(c.rows) + " x " +
+                   std::to_string(c.cols) + " of " + std::to_string(c.stored_cols));
+      std::vector<uint16_t> stored(static_cast<size_t>(c.rows * c.stored_cols));
+      for (uint16_t& v : stored) v = d.narrow(dist(rng));
+      std::vector<double> exact(static_cast<size_t>(c.cols), 0.0);
+      for (int64_t r = 0; r < c.rows; ++r) {
+        for (int64_t j = 0; j < c.cols; ++j) exact[j] += d.widen(stored[r * c.stored_cols + j]);
+      }
+      const Sums16<uint16_t> one = column_sums_of<uint16_t>(c, d.dtype, stored, 1);
+      ASSERT_EQ(one.error, "");
+      ASSERT_EQ(one.sum.size(), static_cast<size_t>(c.cols));
+      for (int64_t j = 0; j < c.cols; ++j) {
+        // f16 sums of thousands of values overflow nothing here (|sum| < 6145 < 65504).
+        const double mean = exact[j] / static_cast<double>(c.rows);
+        ASSERT_NEAR(d.widen(one.sum[j]), exact[j], std::ldexp(std::fabs(exact[j]), -d.mantissa_bits) + 1e-7)
+            << "sum, column " << j;
+        ASSERT_NEAR(d.widen(one.mean[j]), mean, std::ldexp(std::fabs(mean), -d.mantissa_bits) + 1e-7)
+            << "mean, column " << j;
+      }
+      for (unsigned threads : {2u, 3u}) {
+        const Sums16<uint16_t> many = column_sums_of<uint16_t>(c, d.dtype, stored, threads);
+        ASSERT_EQ(many.error, "");
+        ASSERT_EQ(many.sum, one.sum) << threads << " threads";
+        ASSERT_EQ(many.mean, one.mean) << threads << " threads";
       }
     }
   }
