@@ -1,7 +1,7 @@
 // gelu_erf.h — gelu (the erf form) and its backward over contiguous f32 spans, computed in
 // double as the scalar code computes them (elementwise_unary.cpp, elementwise_binary.cpp),
-// with glibc's vector erfc and exp (libmvec) for the instruction set in use. Where the
-// build has no libmvec, the same formulas run one element at a time with libm.
+// with glibc's vector erfc and exp (libmvec) on the AVX-512 and AVX2 paths. On the baseline
+// path, or where the build has no libmvec, the same formulas run one element at a time.
 #pragma once
 
 #include <cstdint>
