@@ -30,14 +30,24 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The demo's command (scripts/demo.sh), run from the build folder as a user would.
 cmd=(bin/catalyst train-gpt --out gpt-run-figures --precision "$PRECISION")
+# The machine's busy time (/proc/stat, all CPUs) against the run's own CPU time tells
+# whether other work shared the cores: the load average cannot, since the run's own two
+# threads raise it to about 2.
+busy_jiffies() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+busy_before=$(busy_jiffies)
 start=$(date +%s.%N)
 (cd "$BUILD_DIR" && rm -rf gpt-run-figures && "${cmd[@]}") >"$work/stdout" 2>"$work/stderr" || {
   cat "$work/stderr" >&2
   exit 1
 }
 end=$(date +%s.%N)
+busy_after=$(busy_jiffies)
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+# `times`' second line: the user and system time of this shell's finished children, the run.
+own_cpu=$(times | awk 'NR == 2 { n = 0; for (i = 1; i <= 2; ++i) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] } print n }')
+others_cpu=$(awk -v a="$busy_before" -v b="$busy_after" -v own="$own_cpu" -v hz="$(getconf CLK_TCK)" \
+  'BEGIN { o = (b - a) / hz - own; printf "%.1f", o < 0 ? 0 : o }')
 cp "$BUILD_DIR/gpt-run-figures/log.jsonl" "$BUILD_DIR/gpt-run-figures/sample.txt" "$work/"
 
 # FIGURES_COMMIT names the sources when the build is not of this checkout's working tree.
@@ -46,12 +56,13 @@ if [[ -z "${FIGURES_COMMIT:-}" ]] && ! git -C "$ROOT" diff --quiet HEAD -- examp
   commit="$commit plus uncommitted changes"
 fi
 
-/usr/bin/python3 - "$work" "$README" "$commit" "$load_before" "$load_after" "$start" "$end" "${cmd[*]}" <<'EOF'
+/usr/bin/python3 - "$work" "$README" "$commit" "$load_before" "$load_after" "$start" "$end" "${cmd[*]}" \
+  "$own_cpu" "$others_cpu" <<'EOF'
 import json, os, re, statistics, subprocess, sys, time
-work, readme, commit, load_before, load_after, start, end, command = sys.argv[1:9]
+work, readme, commit, load_before, load_after, start, end, command, own_cpu, others_cpu = sys.argv[1:11]
 log = [json.loads(line) for line in open(os.path.join(work, "log.jsonl")) if line.strip()]
-stdout = open(os.path.join(work, "stdout")).read()
-stderr = open(os.path.join(work, "stderr")).read()
+stdout = open(os.path.join(work, "stdout"), errors="replace").read()  # the sample is any bytes
+stderr = open(os.path.join(work, "stderr"), errors="replace").read()
 header = re.search(r"training a (\d+)-parameter GPT \(context (\d+), width (\d+), (\d+) heads, (\d+) layers, (\w+) products\)",
                    stderr)
 baseline = float(re.search(r"gives a validation loss of ([\d.]+) nats", stderr).group(1))
@@ -76,15 +87,17 @@ params, context, width, heads, layers, precision = header.groups()
 batch = 16  # train-gpt's default, which the demo keeps
 steps = log[-1]["step"]
 wall = float(end) - float(start)
-loaded = float(load_before.split()[0]) > 1.5 or float(load_after.split()[0]) > 1.5
+others = float(others_cpu) / max(wall, 1e-9)  # cores' worth of other work during the run
+loaded = others > 0.1
 block = f"""<!-- demo-figures:begin -->
 <!-- Written by scripts/readme_figures.sh; run it again rather than editing this block. -->
 Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(float(start)))} by `scripts/readme_figures.sh`, which
 ran `{command}` in the build folder (commit {commit}) on {os.cpu_count()} CPUs of a
 machine whose `/proc/cpuinfo` names its CPU "{cpu.get('model name', '?')}" (CPUID flags:
 {', '.join(f'`{f}`' for f in shown)}{'; no ' + ', no '.join(f'`{f}`' for f in missing) if missing else ''}).
-Load average {load_before.split()[0]} before the run and {load_after.split()[0]} after{
-' (other work shared the cores, so an idle machine is faster)' if loaded else ''}.
+Load average {load_before.split()[0]} before the run; during it the run used {float(own_cpu):.0f} CPU-seconds
+and other processes {float(others_cpu):.1f}{
+' (other work shared the cores, so an idle machine is faster)' if loaded else ' (the cores were otherwise idle)'}.
 
 - Model: {int(params):,} parameters (context {context}, width {width}, {heads} heads, {layers} layers), products in
   {precision}; {steps:,} steps of batch {batch} × {context} bytes.
