@@ -5,8 +5,9 @@
 # the time each phase took.
 #   GPT_STEPS      training steps (default: the trainer's; about three minutes on 2 cores)
 #   GPT_DEVICE     a device spec for --device (default: the default device)
-#   GPT_PRECISION  --precision f32, bf16 or f16 (default f32: on CPUs without AMX the CPU
-#                  plugin's 16-bit products are slower than f32, see the README)
+#   GPT_PRECISION  --precision f32, bf16 or f16 (default f32: with AVX512-BF16 but no AMX,
+#                  bf16 steps are only about 1.1x faster, which its own loss gap takes
+#                  back; see the README)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
