@@ -208,7 +208,7 @@ void train_rank(SharedRun& shared, const catalyst::Runtime& rt, catalyst::Device
   if (!lead) return;
   if (tty) std::fprintf(stderr, "\n");
   const double val = evaluated_last_step ? *last_val : evaluate(rt, model, data, o, device);
-  std::printf("validation loss %.3f nats (predicting byte frequencies: %.3f)\n", val, data.unigram_entropy_nats());
+  print_final_validation(rt, model, data, o, device, val);
   write_plot(log_path, o.out_dir + "/loss.png");
   const std::string text = sample(rt, model, o, device);
   std::ofstream(o.out_dir + "/sample.txt") << text;

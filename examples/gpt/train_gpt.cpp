@@ -297,7 +297,7 @@ std::pair<double, int64_t> evaluate_whole_split(const catalyst::Runtime& rt, con
   catalyst::NoGrad no_grad(rt);
   const std::span<const uint8_t> bytes = data.validation();
   const int64_t windows = (int64_t(bytes.size()) - 1) / o.context;  // each needs context + 1 bytes
-  double total = 0;                                                 // sum over windows of the window's mean loss
+  double total = 0;                                                 // the sum over windows of each window's mean loss
   std::vector<int32_t> x, y;
   for (int64_t first = 0; first < windows; first += o.batch) {
     const int64_t rows = std::min(o.batch, windows - first);
@@ -313,6 +313,23 @@ std::pair<double, int64_t> evaluate_whole_split(const catalyst::Runtime& rt, con
     total += mean * double(rows);
   }
   return {windows > 0 ? total / double(windows) : NAN, windows * o.context};
+}
+
+// Prints the run's final validation losses: the whole split's, beside the unigram
+// baseline, and `sampled`, the last evaluation of the windows log.jsonl tracks. Returns the
+// seconds the whole split took.
+double print_final_validation(const catalyst::Runtime& rt, const catalyst::nn::GPT& model,
+                              const catalyst::ByteDataset& data, const Options& o, catalyst::Device device,
+                              double sampled) {
+  const auto t0 = Clock::now();
+  const auto [whole, predicted] = evaluate_whole_split(rt, model, data, o, device);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf(
+      "validation loss %.3f nats over the whole validation split (%lld bytes; predicting byte frequencies: %.3f); "
+      "%.3f on the %lld sampled windows log.jsonl tracks\n",
+      whole, static_cast<long long>(predicted), data.unigram_entropy_nats(), sampled,
+      static_cast<long long>(o.eval_batches * o.batch));
+  return seconds;
 }
 
 // Generates text one byte at a time from a newline, sampling softmax(logits / temperature).
@@ -621,13 +638,7 @@ int main(int argc, char** argv) {
     // The last step evaluated already, unless the run resumed at its end.
     const double train_seconds = seconds_since(begin);
     const double val = evaluated_last_step ? *last_val : evaluate(rt, model, data, o, device);
-    const auto f0 = Clock::now();
-    const auto [whole, predicted] = evaluate_whole_split(rt, model, data, o, device);
-    const double whole_seconds = seconds_since(f0);
-    std::printf(
-        "validation loss %.3f nats over the whole validation split (%lld bytes; predicting byte frequencies: %.3f); "
-        "%.3f on the %lld sampled windows log.jsonl tracks\n",
-        whole, static_cast<long long>(predicted), unigram, val, static_cast<long long>(o.eval_batches * o.batch));
+    const double whole_seconds = print_final_validation(rt, model, data, o, device, val);
     write_plot(log_path, o.out_dir + "/loss.png");
     const auto s0 = Clock::now();
     const std::string text = sample(rt, model, o, device);
