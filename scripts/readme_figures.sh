@@ -45,7 +45,9 @@ end=$(date +%s.%N)
 busy_after=$(busy_jiffies)
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # `times`' second line: the user and system time of this shell's finished children, the run.
-own_cpu=$(times | awk 'NR == 2 { n = 0; for (i = 1; i <= 2; ++i) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] } print n }')
+# Not in $(...): that subshell has no children of its own to report.
+times >"$work/times"
+own_cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; ++i) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] } print n }' "$work/times")
 others_cpu=$(awk -v a="$busy_before" -v b="$busy_after" -v own="$own_cpu" -v hz="$(getconf CLK_TCK)" \
   'BEGIN { o = (b - a) / hz - own; printf "%.1f", o < 0 ? 0 : o }')
 cp "$BUILD_DIR/gpt-run-figures/log.jsonl" "$BUILD_DIR/gpt-run-figures/sample.txt" "$work/"
