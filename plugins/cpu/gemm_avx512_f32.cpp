@@ -102,17 +102,6 @@ void run_rows_packing_b(int64_t kc, const float* a, int64_t lda, const float* b,
   kTiles<true, true>[m - 1](kc, a, lda, b, ldb, bdst, c, ldc, n, e);
 }
 
-// One packed A panel from an A with unit row stride (a transposed operand, e.g. X^T in
-// a weight gradient): each depth step is m <= 12 contiguous floats, one masked copy.
-CTL_CPU_AVX512 void pack_a(const float* a, int64_t lda, int64_t kc, int m, float* dst) {
-  const __mmask16 rows = __mmask16((1u << m) - 1), panel = __mmask16((1u << kMr) - 1);
-  for (int64_t k = 0; k < kc; ++k) {
-    _mm512_mask_storeu_ps(dst, panel, _mm512_maskz_loadu_ps(rows, a));
-    a += lda;
-    dst += kMr;
-  }
-}
-
 // What a packer reads: f32, or f16 or bf16 that it converts to f32 (the f16 and bf16
 // matmuls' conversion paths pack for this kernel too).
 enum class Source { kF32, kF16, kBf16 };
@@ -144,14 +133,28 @@ CTL_CPU_AVX512 inline void transpose_block(const SourceType<kS>* src, int64_t st
   for (int d = 0; d < depth; ++d) _mm512_mask_storeu_ps(dst + d * step, keep, r[d]);
 }
 
+// One packed A panel from an A with unit row stride (a transposed operand, e.g. X^T in
+// a weight gradient): each depth step is m <= 12 contiguous values, one masked copy (and
+// conversion, for f16 and bf16).
+template <Source kS>
+CTL_CPU_AVX512 void pack_a(const SourceType<kS>* a, int64_t lda, int64_t kc, int m, float* dst) {
+  const __mmask16 rows = __mmask16((1u << m) - 1), panel = __mmask16((1u << kMr) - 1);
+  for (int64_t k = 0; k < kc; ++k) {
+    _mm512_mask_storeu_ps(dst, panel, load16<kS>(a, rows));
+    a += lda;
+    dst += kMr;
+  }
+}
+
 // pack_b for a transposed B: column j of the panel is contiguous in depth at b + j * ldb,
-// so 16 x 16 blocks are transposed in registers instead of gathered one float at a time.
-CTL_CPU_AVX512 void pack_b_t(const float* b, int64_t ldb, int64_t kc, int n, float* dst) {
+// so 16 x 16 blocks are transposed in registers instead of gathered one value at a time.
+template <Source kS>
+CTL_CPU_AVX512 void pack_b_t(const SourceType<kS>* b, int64_t ldb, int64_t kc, int n, float* dst) {
   for (int64_t k = 0; k < kc; k += 16) {
     const int depth = static_cast<int>(std::min<int64_t>(16, kc - k));
     for (int half = 0; half < 2; ++half) {
       const int lines = std::max(0, std::min(16, n - 16 * half));
-      transpose_block<Source::kF32>(b + 16 * half * ldb + k, ldb, lines, depth, dst + k * kNr + 16 * half, kNr, 0xFFFF);
+      transpose_block<kS>(b + 16 * half * ldb + k, ldb, lines, depth, dst + k * kNr + 16 * half, kNr, 0xFFFF);
     }
   }
 }
@@ -190,13 +193,15 @@ const GemmKernel<float> kGemmAvx512F32{kMr,
                                        run,
                                        run_rows,
                                        pack_b<Source::kF32>,
-                                       pack_a,
-                                       pack_b_t,
+                                       pack_a<Source::kF32>,
+                                       pack_b_t<Source::kF32>,
                                        pack_a_rows<Source::kF32>,
                                        run_packing_b,
                                        run_rows_packing_b,
                                        true};
-const GemmHalfPackers kGemmAvx512F16Packers{pack_b<Source::kF16>, pack_a_rows<Source::kF16>};
-const GemmHalfPackers kGemmAvx512Bf16Packers{pack_b<Source::kBf16>, pack_a_rows<Source::kBf16>};
+const GemmHalfPackers kGemmAvx512F16Packers{pack_b<Source::kF16>, pack_a_rows<Source::kF16>, pack_a<Source::kF16>,
+                                            pack_b_t<Source::kF16>};
+const GemmHalfPackers kGemmAvx512Bf16Packers{pack_b<Source::kBf16>, pack_a_rows<Source::kBf16>, pack_a<Source::kBf16>,
+                                             pack_b_t<Source::kBf16>};
 
 }  // namespace catalyst::cpu

@@ -187,6 +187,10 @@ struct FloatProduct {
           half_packers->pack_b(reinterpret_cast<const uint16_t*>(src), b.rs, k.kc, n, dst);
           continue;
         }
+        if (half_packers && b.rs == 1) {
+          half_packers->pack_b_t(reinterpret_cast<const uint16_t*>(src), b.cs, k.kc, n, dst);
+          continue;
+        }
       }
       pack_b_panel<P, S>(dst, src, b.rs, b.cs, n, k.kc, nr, kp);
     }
@@ -227,11 +231,17 @@ struct FloatProduct {
         }
       }
       if constexpr (kHalfToF32) {
+        const uint16_t* const bits = reinterpret_cast<const uint16_t*>(pa);
         if (half_packers && a.cs == 1) {
-          const uint16_t* const bits = reinterpret_cast<const uint16_t*>(pa);
           for (int64_t ir = 0; ir < mc; ir += mr) {
             half_packers->pack_a_rows(bits + (cell.m0 + ir) * a.rs + k.pc, a.rs, k.kc,
                                       static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * kcp);
+          }
+          packed = true;
+        } else if (half_packers && a.rs == 1) {
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            half_packers->pack_a(bits + (cell.m0 + ir) + k.pc * a.cs, a.cs, k.kc,
+                                 static_cast<int>(std::min<int64_t>(mr, mc - ir)), apack + ir * kcp);
           }
           packed = true;
         }
