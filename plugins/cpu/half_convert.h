@@ -33,15 +33,18 @@ void unary_through_f32(ctl_dtype d, uint16_t* out, const uint16_t* a, int64_t n,
   }
 }
 
-// out = round(kernel(a, b)) over n elements of dtype d; kernel(float* out, a, b, m).
+// out = round(kernel(a, b)) over n elements of dtype d, where a and b each step by 1 or
+// are one broadcast element (stride 0, widened once per chunk); kernel(float* out, a, sa,
+// b, sb, m) gets the widened chunks with the same strides.
 template <class Kernel>
-void binary_through_f32(ctl_dtype d, uint16_t* out, const uint16_t* a, const uint16_t* b, int64_t n, Kernel kernel) {
+void binary_through_f32(ctl_dtype d, uint16_t* out, const uint16_t* a, int64_t sa, const uint16_t* b, int64_t sb,
+                        int64_t n, Kernel kernel) {
   alignas(64) float fa[kHalfChunk], fb[kHalfChunk], fo[kHalfChunk];
   for (int64_t i = 0; i < n; i += kHalfChunk) {
     const int64_t m = std::min(kHalfChunk, n - i);
-    half_span_to_f32(d, a + i, fa, m);
-    half_span_to_f32(d, b + i, fb, m);
-    kernel(fo, fa, fb, m);
+    half_span_to_f32(d, a + i * sa, fa, sa == 0 ? 1 : m);
+    half_span_to_f32(d, b + i * sb, fb, sb == 0 ? 1 : m);
+    kernel(fo, fa, sa, fb, sb, m);
     f32_span_to_half(d, fo, out + i, m);
   }
 }
