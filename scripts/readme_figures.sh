@@ -43,7 +43,6 @@ start=$(date +%s.%N)
 }
 end=$(date +%s.%N)
 busy_after=$(busy_jiffies)
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # `times`' second line: the user and system time of this shell's finished children, the run.
 # Not in $(...): that subshell has no children of its own to report.
 times >"$work/times"
@@ -58,10 +57,10 @@ if [[ -z "${FIGURES_COMMIT:-}" ]] && ! git -C "$ROOT" diff --quiet HEAD -- examp
   commit="$commit plus uncommitted changes"
 fi
 
-/usr/bin/python3 - "$work" "$README" "$commit" "$load_before" "$load_after" "$start" "$end" "${cmd[*]}" \
+/usr/bin/python3 - "$work" "$README" "$commit" "$load_before" "$start" "$end" "${cmd[*]}" \
   "$own_cpu" "$others_cpu" <<'EOF'
 import json, os, re, statistics, subprocess, sys, time
-work, readme, commit, load_before, load_after, start, end, command, own_cpu, others_cpu = sys.argv[1:11]
+work, readme, commit, load_before, start, end, command, own_cpu, others_cpu = sys.argv[1:10]
 log = [json.loads(line) for line in open(os.path.join(work, "log.jsonl")) if line.strip()]
 stdout = open(os.path.join(work, "stdout"), errors="replace").read()  # the sample is any bytes
 stderr = open(os.path.join(work, "stderr"), errors="replace").read()
