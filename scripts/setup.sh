@@ -16,6 +16,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libcmocka-dev libdlpack-dev
   python3 python3-numpy python3-torch
   fortunes gnuplot-nox
+  # train-gpt --dump-graph renders each graph to SVG with Graphviz's dot
+  # (gpt_graph_matches_eager parses the SVG).
+  graphviz
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
   # bench/: Google Benchmark, and the peers bench/compare.py measures Catalyst against.
   # libopenblas0-pthread becomes the system's libblas.so.3, so PyTorch and numpy use it too.
