@@ -152,7 +152,7 @@ ThreadPool::ThreadPool(unsigned threads, const PoolPlacement& placement) : size_
 }
 
 ThreadPool::~ThreadPool() {
-  stopping_ = true;
+  stopping_.store(true, std::memory_order_relaxed);  // the seq_cst bump below publishes it
   generation_.fetch_add(1, std::memory_order_seq_cst);
   futex_wake_all(&generation_);
   for (auto& t : workers_) t.join();
@@ -189,7 +189,7 @@ void ThreadPool::worker_loop(unsigned /*index*/) {
   uint32_t seen = 0;
   for (;;) {
     seen = wait_while_equal(generation_, seen, sleeping_workers_);
-    if (stopping_) return;
+    if (stopping_.load(std::memory_order_acquire)) return;
     clear_upper_state();
     const unsigned ran = run_parts(seen);
     if (ran == 0) continue;

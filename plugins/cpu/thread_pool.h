@@ -76,7 +76,9 @@ class ThreadPool {
   // one from overwriting them) until that part is done.
   void (*body_)(void*, unsigned) = nullptr;
   void* context_ = nullptr;
-  bool stopping_ = false;
+  // Set by the destructor while a worker that woke for the last job may be reading it
+  // (ThreadSanitizer saw the plain bool race): atomic, published by the generation bump.
+  std::atomic<bool> stopping_{false};
   // generation (32 bits) | part count (16) | next unclaimed part (16).
   alignas(64) std::atomic<uint64_t> claim_{0};
   // Futex words: generation_ counts published jobs (workers sleep on it); finished_
