@@ -123,9 +123,31 @@ ctl_status* run_conv(const OpContext& ctx, ctl_op_id op) {
     return ctx.dispatch("conv_input." + t, kLoopLocal, {}, groups, 1, p,
                         {reads(v.dy), reads(v.w), reads(v.dy), writes(v.out)});
   }
-  const Params p = conv_params(n, v.dy, &v.x, nullptr, v.out, x_shape, w_shape, v.OH, v.OW, geo, false);
-  return ctx.dispatch("conv_weight." + t, kLoopLocal, {}, groups, 1, p,
-                      {reads(v.dy), reads(v.x), reads(v.dy), writes(v.out)});
+  // Each weight element sums over N x OH rows of OW terms: past the loop budget
+  // (op_context.h) the rows are split, each sum waiting in a carry between parts.
+  Params p = conv_params(n, v.dy, &v.x, nullptr, v.out, x_shape, w_shape, v.OH, v.OW, geo, false);
+  const int64_t rows = v.N * v.OH;
+  const int64_t per_invocation = (n + int64_t{groups} * kLoopLocal - 1) / (int64_t{groups} * kLoopLocal);
+  const int64_t rows_per_part = std::max<int64_t>(1, kLoopBudget / (per_invocation * (v.OW + 2)));
+  const int64_t parts = std::max<int64_t>(1, (rows + rows_per_part - 1) / rows_per_part);
+  Temporary carry_storage(ctx);
+  DeviceView carry = v.out;  // any valid buffer when the rows are not split
+  if (parts > 1) {
+    CTL_SDK_RETURN_IF_ERROR(ctx.temporary(static_cast<uint64_t>(n) * 8, &carry_storage));
+    carry.buffer = carry_storage.allocation.buffer;
+    carry.base = carry_storage.allocation.offset;
+    carry.range = carry_storage.allocation.size;
+  }
+  const size_t split_at = p.words.size();
+  for (int64_t part = 0; part < parts; ++part) {
+    p.words.resize(split_at);
+    p.add(static_cast<uint32_t>(part * rows_per_part));
+    p.add(static_cast<uint32_t>(std::min(rows, (part + 1) * rows_per_part)));
+    p.add((part > 0 ? 1u : 0u) | (part + 1 < parts ? 2u : 0u));
+    CTL_SDK_RETURN_IF_ERROR(ctx.dispatch("conv_weight." + t, kLoopLocal, {}, groups, 1, p,
+                                         {reads(v.dy), reads(v.x), reads(v.dy), writes(v.out), writes(carry)}));
+  }
+  return nullptr;
 }
 
 // ---- pooling ------------------------------------------------------------------------

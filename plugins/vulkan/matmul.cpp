@@ -178,7 +178,22 @@ ctl_status* run_matmul(const OpContext& ctx) {
     p.add_f32(static_cast<float>(beta));
     p.add(0);
   }
-  // One dispatch per batch element, its operands' offsets worked out here.
+  // Depth is split into parts of at most kDepthPerDispatch (a multiple of the shared-memory
+  // kernel's 16-deep slices): one invocation's K loop must stay well inside lavapipe's
+  // 65,535 loop iterations (README, "Loop budget"). Between parts each sum waits in `carry`,
+  // in the compute type, so the split changes no bit of the result.
+  constexpr int64_t kDepthPerDispatch = 16384;
+  const int64_t parts = std::max<int64_t>(1, (K + kDepthPerDispatch - 1) / kDepthPerDispatch);
+  Temporary carry_storage(ctx);
+  DeviceView carry = out;  // any valid buffer when K is not split
+  if (parts > 1) {
+    const size_t compute_size = dtype == CTL_DTYPE_F64 || dtype == CTL_DTYPE_I64 ? 8 : 4;
+    CTL_SDK_RETURN_IF_ERROR(ctx.temporary(static_cast<uint64_t>(M * N) * compute_size, &carry_storage));
+    carry.buffer = carry_storage.allocation.buffer;
+    carry.base = carry_storage.allocation.offset;
+    carry.range = carry_storage.allocation.size;
+  }
+  // One dispatch per batch element and part of K, its operands' offsets worked out here.
   const size_t batch_words = p.words.size();
   const DeviceView* bases[4] = {&a, &b, &out, has_bias ? &bias : &out};
   std::string name = std::string(direct ? "matmul_direct." : "matmul.") + dtype_name(dtype);
@@ -195,8 +210,16 @@ ctl_status* run_matmul(const OpContext& ctx) {
       for (int v = 0; v < 4; ++v) offsets[v] += static_cast<uint32_t>(position * it.strides[v][k]);
     }
     for (uint32_t o : offsets) p.add(o);
-    CTL_SDK_RETURN_IF_ERROR(ctx.dispatch(name, 16, {}, static_cast<uint32_t>(tiles_n), static_cast<uint32_t>(tiles_m),
-                                         p, {reads(a), reads(b), writes(out), reads(bias_arg)}));
+    const size_t part_words = p.words.size();
+    for (int64_t part = 0; part < parts; ++part) {
+      p.words.resize(part_words);
+      p.add(static_cast<uint32_t>(part * kDepthPerDispatch));
+      p.add(static_cast<uint32_t>(std::min(K, (part + 1) * kDepthPerDispatch)));
+      p.add((part > 0 ? 1u : 0u) | (part + 1 < parts ? 2u : 0u));
+      CTL_SDK_RETURN_IF_ERROR(ctx.dispatch(name, 16, {}, static_cast<uint32_t>(tiles_n),
+                                           static_cast<uint32_t>(tiles_m), p,
+                                           {reads(a), reads(b), writes(out), reads(bias_arg), writes(carry)}));
+    }
   }
   return nullptr;
 }

@@ -335,10 +335,24 @@ ctl_status* run_scatter_add(const OpContext& ctx) {
     p.add_iteration(js, j_views, 2);
     p.add(static_cast<uint32_t>(target.shape[axis]));
     p.add(static_cast<uint32_t>(acc.strides[axis]));
+    // An invocation walks every position for each of its columns, about 2 + 6 x rank loop
+    // iterations a position (the index arithmetic of three views): past the loop budget
+    // (op_context.h) the positions are split over dispatches, in order.
+    const uint32_t groups = ctx.loop_groups(cols.numel, kLoopLocal);
+    const int64_t columns_per_invocation =
+        (cols.numel + int64_t{groups} * kLoopLocal - 1) / (int64_t{groups} * kLoopLocal);
+    const int64_t per_position = 2 + 6 * static_cast<int64_t>(js.rank);
+    const int64_t positions_per_part = std::max<int64_t>(1, kLoopBudget / (columns_per_invocation * per_position));
+    const size_t split_at = p.words.size();
     // Every column at least once, even when there are none but the one of a rank-1 target.
-    CTL_SDK_RETURN_IF_ERROR(
-        ctx.dispatch(std::string("scatter.") + dtype_name(target.dtype) + "." + dtype_name(index.dtype), kLoopLocal, {},
-                     ctx.loop_groups(cols.numel, kLoopLocal), 1, p, {reads(src), writes(acc), reads(index)}));
+    for (int64_t begin = 0; begin < positions; begin += positions_per_part) {
+      p.words.resize(split_at);
+      p.add(static_cast<uint32_t>(begin));
+      p.add(static_cast<uint32_t>(std::min(positions, begin + positions_per_part)));
+      CTL_SDK_RETURN_IF_ERROR(ctx.dispatch(
+          std::string("scatter.") + dtype_name(target.dtype) + "." + dtype_name(index.dtype), kLoopLocal, {}, groups,
+          1, p, {reads(src), writes(acc), reads(index)}));
+    }
   }
   return cast_view(ctx, acc, out);
 }

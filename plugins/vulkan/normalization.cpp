@@ -186,9 +186,36 @@ ctl_status* run_norm_backward(const OpContext& ctx, bool layer) {
   p.add(v.has_dbias ? v.dbias.offset : 0u);
   p.add(v.has_dbias ? static_cast<uint32_t>(v.dbias.strides[0]) : 0u);
   p.add((v.has_dweight ? 1u : 0u) | (v.has_dbias ? 2u : 0u));
-  return ctx.dispatch(variant(ctx, "norm_params", x.dtype), 64, {op}, ctx.loop_groups(n, 64), 1, p,
-                      {reads(v.dy), reads(x), reads(mean), reads(v.rstd), writes(v.has_dweight ? v.dweight : v.dx),
-                       writes(v.has_dbias ? v.dbias : v.dx)});
+  // Each invocation adds its columns' terms over every row, about 2 + 4 x rank loop
+  // iterations a row (the index arithmetic walks the axes for four views): past the loop
+  // budget (op_context.h) the rows are split, the sums waiting in a carry between parts.
+  const uint32_t groups = ctx.loop_groups(n, 64);
+  const int64_t columns_per_invocation = (n + int64_t{groups} * 64 - 1) / (int64_t{groups} * 64);
+  const int64_t rows_per_part =
+      std::max<int64_t>(1, kLoopBudget / (columns_per_invocation * (2 + 4 * static_cast<int64_t>(prow.rank))));
+  const int64_t parts = (prow.numel + rows_per_part - 1) / rows_per_part;
+  Temporary carry_storage(ctx);
+  DeviceView carry = v.dx;  // any valid buffer when the rows are not split
+  if (parts > 1) {
+    const bool in_double = x.dtype == CTL_DTYPE_F64 || (ctx.device->dtype_mask & CTL_DTYPE_BIT(CTL_DTYPE_F64));
+    const uint64_t compute_size = in_double ? 8 : 4;  // the shader's M, as variant() picks it
+    CTL_SDK_RETURN_IF_ERROR(ctx.temporary(static_cast<uint64_t>(2 * n) * compute_size, &carry_storage));
+    carry.buffer = carry_storage.allocation.buffer;
+    carry.base = carry_storage.allocation.offset;
+    carry.range = carry_storage.allocation.size;
+  }
+  const size_t split_at = p.words.size();
+  for (int64_t part = 0; part < std::max<int64_t>(parts, 1); ++part) {
+    p.words.resize(split_at);
+    p.add(static_cast<uint32_t>(part * rows_per_part));
+    p.add(static_cast<uint32_t>(std::min(prow.numel, (part + 1) * rows_per_part)));
+    p.add((part > 0 ? 1u : 0u) | (part + 1 < parts ? 2u : 0u));
+    CTL_SDK_RETURN_IF_ERROR(ctx.dispatch(variant(ctx, "norm_params", x.dtype), 64, {op}, groups, 1, p,
+                                         {reads(v.dy), reads(x), reads(mean), reads(v.rstd),
+                                          writes(v.has_dweight ? v.dweight : v.dx),
+                                          writes(v.has_dbias ? v.dbias : v.dx), writes(carry)}));
+  }
+  return nullptr;
 }
 
 }  // namespace

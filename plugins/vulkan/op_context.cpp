@@ -216,7 +216,9 @@ ctl_status* OpContext::one_to_one(DeviceView* x, DeviceView* y, bool same_dtype)
 uint32_t OpContext::loop_groups(int64_t n, uint32_t local) const {
   if (n <= 0) return 0;
   const int64_t groups = (n + local - 1) / local;
-  const int64_t most = std::min<int64_t>(device->max_group_count_x, 4096);
+  // As many groups as the device takes: an invocation's share of a grid-stride loop, and so
+  // its loop iterations (op_context.h, kLoopBudget), stays small for any tensor that fits.
+  const int64_t most = device->max_group_count_x;
   return static_cast<uint32_t>(std::min<int64_t>(groups, most));
 }
 

@@ -178,4 +178,12 @@ struct OpContext {
 
 inline constexpr uint32_t kLoopLocal = 128;
 
+// The loop iterations one shader invocation may spend, counting every loop it runs. Mesa's
+// lavapipe (gallivm's loop limiter, LP_MAX_TGSI_LOOP_ITERATIONS) silently ends every loop of
+// an invocation once 65,535 iterations have run in all: an f32 matmul with K = 70,000 gave
+// 65,535, a sum of 2^22 ones 65,532. Kernels whose loops grow with a size split their work
+// so that no invocation comes near it; a quarter of it leaves room for the loops of index
+// arithmetic and epilogues (README, "Loop budget").
+inline constexpr int64_t kLoopBudget = 16384;
+
 }  // namespace catalyst::vulkan

@@ -1,5 +1,6 @@
 // reduce.cpp — reductions over any set of axes (shaders/reduce.comp): the kept axes and the
-// reduced axes each become an Iteration, one work-group per output element.
+// reduced axes each become an Iteration, one work-group per output element; a reduction too
+// long for one dispatch's loop budget (op_context.h) is folded in parts.
 #include <algorithm>
 #include <string>
 
@@ -92,9 +93,61 @@ ctl_status* run_reduce(const OpContext& ctx) {
   Params p;
   p.add_iteration(kept, kept_views, 2);
   p.add_iteration(red, red_views, 1);
-  const uint32_t groups = static_cast<uint32_t>(std::min<int64_t>(kept.numel, 4096));
-  return ctx.dispatch(std::string(arg ? "argreduce." : "reduce.") + dtype_name(x.dtype), kLoopLocal,
-                      {static_cast<int32_t>(op)}, groups, 1, p, {reads(x), writes(out)});
+  // One group per output while there are groups; a group folds its outputs in turn.
+  const int64_t groups = std::min<int64_t>(kept.numel, std::min<uint32_t>(ctx.device->max_group_count_x, 65535));
+  const int64_t outputs_per_group = (kept.numel + groups - 1) / groups;
+  // How many reduced elements one dispatch may fold: a lane's loop iterations (about
+  // 2 + 2 x rank per element: the element loop and the index arithmetic's loops over the
+  // axes) over all its outputs stay within kLoopBudget. Past that the reduction is split,
+  // each lane's state waiting in a carry between parts.
+  // An output also costs its tree and its index arithmetic: kPerOutput more.
+  constexpr int64_t kPerOutput = 32;
+  const int64_t per_element = 2 + 2 * static_cast<int64_t>(red.rank);
+  const int64_t per_output = kLoopBudget / outputs_per_group - kPerOutput;
+  const int64_t elements_per_lane = std::max<int64_t>(1, per_output / per_element);
+  const int64_t part = elements_per_lane * kLoopLocal;  // a multiple of the local size
+  const int64_t parts = std::max<int64_t>(1, (red.numel + part - 1) / part);
+  if (per_output < per_element) {
+    return ctx.fail(CTL_STATUS_UNSUPPORTED,
+                    "%lld outputs of %lld reduced elements each are more than this device can fold within its "
+                    "shaders' loop budget",
+                    static_cast<long long>(kept.numel), static_cast<long long>(red.numel));
+  }
+  // Sums accumulate in double where the device has it.
+  const bool in_double = floats && x.dtype != CTL_DTYPE_F64 && !arg &&
+                         (op == CTL_OP_SUM || op == CTL_OP_MEAN || op == CTL_OP_LOGSUMEXP) &&
+                         (ctx.device->dtype_mask & CTL_DTYPE_BIT(CTL_DTYPE_F64));
+  std::string variant = std::string(arg ? "argreduce." : "reduce.") + dtype_name(x.dtype) + (in_double ? ".d" : "");
+  const uint64_t carry_value_size = in_double || x.element_size == 8 ? 8 : 4;
+  Temporary carry_values(ctx), carry_indices(ctx);
+  DeviceView value_carry = x, index_carry = x;  // any valid buffers when nothing is split
+  if (parts > 1) {
+    const auto lanes = static_cast<uint64_t>(kept.numel) * kLoopLocal;
+    CTL_SDK_RETURN_IF_ERROR(
+        ctx.temporary((2 * lanes + static_cast<uint64_t>(kept.numel)) * carry_value_size, &carry_values));
+    CTL_SDK_RETURN_IF_ERROR(ctx.temporary(lanes * 4, &carry_indices));
+    for (auto [view, storage] : {std::pair{&value_carry, &carry_values}, std::pair{&index_carry, &carry_indices}}) {
+      view->buffer = storage->allocation.buffer;
+      view->base = storage->allocation.offset;
+      view->range = storage->allocation.size;
+    }
+  }
+  // logsumexp split in parts takes two sweeps: the maximum over every part, then the sums.
+  const bool two_sweeps = op == CTL_OP_LOGSUMEXP && parts > 1;
+  const size_t split_at = p.words.size();
+  for (uint32_t sweep = two_sweeps ? 0 : 2; sweep <= (two_sweeps ? 1u : 2u); ++sweep) {
+    for (int64_t k = 0; k < parts; ++k) {
+      p.words.resize(split_at);
+      p.add(static_cast<uint32_t>(k * part));
+      p.add(static_cast<uint32_t>(std::min(red.numel, (k + 1) * part)));
+      p.add((k > 0 ? 1u : 0u) | (k + 1 < parts ? 2u : 0u));
+      p.add(sweep);
+      CTL_SDK_RETURN_IF_ERROR(ctx.dispatch(variant, kLoopLocal, {static_cast<int32_t>(op)},
+                                           static_cast<uint32_t>(groups), 1, p,
+                                           {reads(x), writes(out), writes(value_carry), writes(index_carry)}));
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace catalyst::vulkan

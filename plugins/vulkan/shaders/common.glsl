@@ -53,13 +53,12 @@ float ld_f16(uint16_t h) {
   uint m = b & 0x3ffu;
   if (e == 0u) {
     // Subnormal: m * 2^-24, a normal float; made from bits so no FP operation can flush it.
+    // No loop to normalise m: lavapipe stops an invocation after 65,535 loop iterations in
+    // all (vulkan/README.md, "Loop budget"), and a loop here, even one that runs no
+    // iteration, spent that budget on every element a kernel loaded.
     if (m == 0u) return uintBitsToFloat(s);
-    uint shift = 0u;
-    while ((m & 0x400u) == 0u) {
-      m <<= 1;
-      ++shift;
-    }
-    return uintBitsToFloat(s | ((113u - shift) << 23) | ((m & 0x3ffu) << 13));
+    uint shift = uint(10 - findMSB(m));
+    return uintBitsToFloat(s | ((113u - shift) << 23) | (((m << shift) & 0x3ffu) << 13));
   }
   if (e == 31u) return uintBitsToFloat(s | 0x7f800000u | (m << 13));
   return uintBitsToFloat(s | ((e + 112u) << 23) | (m << 13));

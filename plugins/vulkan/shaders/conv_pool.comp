@@ -9,12 +9,19 @@
 // (O, C/groups, KH, KW), P[23..24] (OH, OW), P[25..31] the geometry (conv: sh, sw, ph, pw,
 // dh, dw, O/groups; pooling: kh, kw, sh, sw, ph, pw, exclude_padding), P[32..35] the
 // element offsets of the first input, second input, bias and output, P[36] max (pooling).
+// conv_weight's sums run over N x OH rows of OW terms; P[37..39] give the rows this dispatch
+// adds, [row_begin, row_end), and its carry flags (1: the sums start from `carry`, 2: they
+// stay there and nothing is written): the host splits the rows so that no invocation's
+// loops pass lavapipe's 65,535 iterations (README, "Loop budget"), in the reference's order.
 #include "common.glsl"
 
 layout(std430, binding = 1) readonly buffer A { S_(TA) va[]; };
 layout(std430, binding = 2) readonly buffer B { S_(TA) vb[]; };
 layout(std430, binding = 3) readonly buffer Bias { S_(TA) vbias[]; };
 layout(std430, binding = 4) writeonly buffer O { S_(TA) vo[]; };
+#if defined(KIND_CONV_WEIGHT)
+layout(std430, binding = 5) buffer Carry { double carry[]; };  // [e]: output element e's sum
+#endif
 
 int pi(uint k) { return int(P[k]); }
 uint at4(uint s, int a, int b, int c, int d) { return uint(a * pi(s) + b * pi(s + 1u) + c * pi(s + 2u) + d * pi(s + 3u)); }
@@ -85,17 +92,22 @@ void main() {
     int cp = rest % Cg;
     int o = rest / Cg;
     int c = (o / g6) * Cg + cp;
-    for (int b = 0; b < N; ++b) {
+    uint row_begin = P[37], row_end = P[38], carry_flags = P[39];
+    if ((carry_flags & 1u) != 0u) acc = carry[e];
+    for (uint row = row_begin; row < row_end; ++row) {  // row = b OH + i
+      int b = int(row) / OH, i = int(row) % OH;
       uint dno = a_off + at4(1u, b, o, 0, 0), xnc = b_off + at4(5u, b, c, 0, 0);
-      for (int i = 0; i < OH; ++i) {
-        int h = i * g0 - g2 + kh * g4;
-        if (h < 0 || h >= H) continue;
-        for (int j = 0; j < OW; ++j) {
-          int v = j * g1 - g3 + kw * g5;
-          if (v < 0 || v >= W) continue;
-          acc += la(dno + uint(i * pi(3u) + j * pi(4u))) * lb(xnc + uint(h * pi(7u) + v * pi(8u)));
-        }
+      int h = i * g0 - g2 + kh * g4;
+      if (h < 0 || h >= H) continue;
+      for (int j = 0; j < OW; ++j) {
+        int v = j * g1 - g3 + kw * g5;
+        if (v < 0 || v >= W) continue;
+        acc += la(dno + uint(i * pi(3u) + j * pi(4u))) * lb(xnc + uint(h * pi(7u) + v * pi(8u)));
       }
+    }
+    if ((carry_flags & 2u) != 0u) {
+      carry[e] = acc;
+      continue;
     }
     vo[o_off + at4(11u, o, cp, kh, kw)] = ST(TA, C_(TA)(acc));
 #elif defined(KIND_POOL)

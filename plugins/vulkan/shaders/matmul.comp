@@ -8,7 +8,12 @@
 // P[0..17]: M, N, K, tiles along M, a's strides (m, k), b's (k, n), out's (m, n), bias's
 // (m, n), flags (1: bias, 2: read out), activation, alpha and beta as doubles (or int64 for
 // integers), then the element offsets of a, b, out and bias for this batch element (the host
-// dispatches once per batch element).
+// dispatches once per batch element), then the depth this dispatch covers, [k_begin, k_end),
+// and its carry flags: 1 starts the sums from `carry` (the earlier part of K), 2 leaves them
+// there instead of running the epilogue. The host splits K into parts of at most 16384
+// (matmul.cpp): lavapipe ends every invocation's loops after 65,535 iterations in all
+// (README, "Loop budget"), and the carry keeps each sum in its one order, so a split product
+// has the bits of an unsplit one.
 #define CUSTOM_LOCAL_SIZE
 #include "common.glsl"
 #if TA_FLOAT && !TA_WIDE
@@ -31,6 +36,7 @@ layout(std430, binding = 1) readonly buffer A { S_(TA) a[]; };
 layout(std430, binding = 2) readonly buffer B { S_(TA) b[]; };
 layout(std430, binding = 3) buffer O { S_(TA) o[]; };
 layout(std430, binding = 4) readonly buffer Bias { S_(TA) bias[]; };
+layout(std430, binding = 5) buffer Carry { C_(TA) carry[]; };  // [m * N + n], between parts of K
 
 #define TILE 64u
 #define TK 16u
@@ -65,16 +71,18 @@ void main() {
   uint a_off = P[18], b_off = P[19], o_off = P[20], bias_off = P[21];
   uint a_sm = P[4], a_sk = P[5], b_sk = P[6], b_sn = P[7], o_sm = P[8], o_sn = P[9], bias_sm = P[10], bias_sn = P[11];
   uint flags = P[12];
+  uint k_begin = P[22], k_end = P[23], carry_flags = P[24];
   C_(TA) acc[4][4];
-  for (uint i = 0u; i < 4u; ++i)
-    for (uint j = 0u; j < 4u; ++j) acc[i][j] = C_(TA)(0);
   uint mi[4], nj[4];
   for (uint i = 0u; i < 4u; ++i) {
     mi[i] = min(m0 + i, M - 1u);  // rows and columns past the end repeat the last: never stored
     nj[i] = min(n0 + i, N - 1u);
   }
+  for (uint i = 0u; i < 4u; ++i)
+    for (uint j = 0u; j < 4u; ++j)
+      acc[i][j] = (carry_flags & 1u) != 0u ? carry[mi[i] * N + nj[j]] : C_(TA)(0);
   if (m0 < M && n0 < N) {
-    for (uint k = 0u; k < K; ++k) {
+    for (uint k = k_begin; k < k_end; ++k) {
       C_(TA) av[4], bv[4];
       for (uint i = 0u; i < 4u; ++i) av[i] = LD(TA, a[a_off + mi[i] * a_sm + k * a_sk]);
       for (uint j = 0u; j < 4u; ++j) bv[j] = LD(TA, b[b_off + k * b_sk + nj[j] * b_sn]);
@@ -89,19 +97,23 @@ void main() {
   uint a_off = P[18], b_off = P[19], o_off = P[20], bias_off = P[21];
   uint a_sm = P[4], a_sk = P[5], b_sk = P[6], b_sn = P[7], o_sm = P[8], o_sn = P[9], bias_sm = P[10], bias_sn = P[11];
   uint flags = P[12];
+  uint k_begin = P[22], k_end = P[23], carry_flags = P[24];
   uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
   uint lin = ty * 16u + tx;
 
   C_(TA) acc[4][4];
   for (uint i = 0u; i < 4u; ++i)
-    for (uint j = 0u; j < 4u; ++j) acc[i][j] = C_(TA)(0);
+    for (uint j = 0u; j < 4u; ++j) {
+      uint m = min(m0 + ty + 16u * i, M - 1u), n = min(n0 + tx + 16u * j, N - 1u);
+      acc[i][j] = (carry_flags & 1u) != 0u ? carry[m * N + n] : C_(TA)(0);
+    }
 
-  for (uint k0 = 0u; k0 < K; k0 += TK) {
+  for (uint k0 = k_begin; k0 < k_end; k0 += TK) {
     for (uint e = lin; e < TILE * TK; e += 256u) {
       uint kk = e / TILE, mm = e % TILE;
       uint gk = k0 + kk, gm = m0 + mm, gn = n0 + mm;
-      sa[kk][mm] = (gm < M && gk < K) ? LD(TA, a[a_off + gm * a_sm + gk * a_sk]) : C_(TA)(0);
-      sb[kk][mm] = (gn < N && gk < K) ? LD(TA, b[b_off + gk * b_sk + gn * b_sn]) : C_(TA)(0);
+      sa[kk][mm] = (gm < M && gk < k_end) ? LD(TA, a[a_off + gm * a_sm + gk * a_sk]) : C_(TA)(0);
+      sb[kk][mm] = (gn < N && gk < k_end) ? LD(TA, b[b_off + gk * b_sk + gn * b_sn]) : C_(TA)(0);
     }
     barrier();
     for (uint kk = 0u; kk < TK; ++kk) {
@@ -134,6 +146,10 @@ void main() {
       uint n = n0 + tx + 16u * j;
 #endif
       if (n >= N) continue;
+      if ((carry_flags & 2u) != 0u) {
+        carry[m * N + n] = acc[i][j];  // a later part of K goes on from here
+        continue;
+      }
       uint at = o_off + m * o_sm + n * o_sn;
       E v = alpha * E(acc[i][j]);
       if ((flags & 2u) != 0u) v += beta * E(LD(TA, o[at]));

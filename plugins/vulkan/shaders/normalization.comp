@@ -200,24 +200,39 @@ void main() {
 // dweight[j] = sum over rows of dy xh, dbias[j] = sum of dy: one invocation per column j,
 // rows in order, so the result does not depend on the launch. Views dy, x, mean, rstd;
 // P[46..]: n, steps of dy and x, dweight offset and step, dbias offset and step, flags
-// (1 dweight, 2 dbias). OP as KIND_NORM_BACKWARD.
+// (1 dweight, 2 dbias), then the rows this dispatch adds, [r_begin, r_end), and its carry
+// flags (1: the sums start from `carry`, 2: they stay there, nothing is written): the host
+// splits the rows so that no invocation's loops pass lavapipe's 65,535 iterations (README,
+// "Loop budget"), and the sums cross dispatches whole, so the bits do not change. OP as
+// KIND_NORM_BACKWARD.
 layout(std430, binding = 1) readonly buffer DY { S_(TA) dy[]; };
 layout(std430, binding = 2) readonly buffer X { S_(TA) x[]; };
 layout(std430, binding = 3) readonly buffer MEAN { S_(TS) mean_in[]; };
 layout(std430, binding = 4) readonly buffer RSTD { S_(TS) rstd_in[]; };
 layout(std430, binding = 5) writeonly buffer DW { S_(TA) dw[]; };
 layout(std430, binding = 6) writeonly buffer DB { S_(TA) dbias[]; };
+layout(std430, binding = 7) buffer Carry { M carry[]; };  // [2 j]: sw, [2 j + 1]: sb
 void main() {
-  uint rows = P[0], n = P[46], ds = P[47], xs = P[48], wo = P[49], ws = P[50], bo = P[51], bs = P[52], flags = P[53];
+  uint n = P[46], ds = P[47], xs = P[48], wo = P[49], ws = P[50], bo = P[51], bs = P[52], flags = P[53];
+  uint r_begin = P[54], r_end = P[55], carry_flags = P[56];
   FOR_EACH_ITEM(j, n) {
     M sw = M(0), sb = M(0);
-    for (uint r = 0u; r < rows; ++r) {
+    if ((carry_flags & 1u) != 0u) {
+      sw = carry[2u * j];
+      sb = carry[2u * j + 1u];
+    }
+    for (uint r = r_begin; r < r_end; ++r) {
       Index idx = ctl_unravel(0u, r);
       M d = M(LD(TA, dy[ctl_offset(0u, idx, 0u) + j * ds]));
       M mean = OP == 226 ? M(LD(TS, mean_in[ctl_offset(0u, idx, 2u)])) : M(0);
       M rstd = M(LD(TS, rstd_in[ctl_offset(0u, idx, 3u)]));
       sw += d * (M(LD(TA, x[ctl_offset(0u, idx, 1u) + j * xs])) - mean) * rstd;
       sb += d;
+    }
+    if ((carry_flags & 2u) != 0u) {
+      carry[2u * j] = sw;
+      carry[2u * j + 1u] = sb;
+      continue;
     }
     if ((flags & 1u) != 0u) dw[wo + j * ws] = ST(TA, C_(TA)(sw));
     if ((flags & 2u) != 0u) dbias[bo + j * bs] = ST(TA, C_(TA)(sb));

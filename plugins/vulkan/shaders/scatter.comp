@@ -5,7 +5,10 @@
 // integers), so no two invocations touch one sum and the order is the reference's. The host
 // casts target into the accumulator before and the accumulator into out after (cast.comp).
 // P[0..27]: columns (views src, acc); P[28..55]: index positions (views index, src); P[56]
-// the axis size, P[57] acc's stride along it. TI is the index dtype.
+// the axis size, P[57] acc's stride along it, P[58..59] the positions this dispatch adds,
+// [j_begin, j_end): the host splits them so that no invocation's loops pass lavapipe's
+// 65,535 iterations (README, "Loop budget"); the sums wait in acc between parts, in order.
+// TI is the index dtype.
 #include "common.glsl"
 
 // An index value as a position in [0, axis_size), or -1 when out of range (negative
@@ -26,13 +29,14 @@ layout(std430, binding = 2) buffer A { int64_t acc[]; };
 layout(std430, binding = 3) readonly buffer I { S_(TI) index[]; };
 
 void main() {
-  uint columns = P[0], positions = P[28];
+  uint columns = P[0];
   uint axis_size = P[56];
   uint acc_axis_stride = P[57];
+  uint j_begin = P[58], j_end = P[59];
   FOR_EACH_ITEM(c, columns) {
     Index col = ctl_unravel(0u, c);
     uint s0 = ctl_offset(0u, col, 0u), a0 = ctl_offset(0u, col, 1u);
-    for (uint j = 0u; j < positions; ++j) {
+    for (uint j = j_begin; j < j_end; ++j) {
       Index at = ctl_unravel(28u, j);
       int p = ctl_position(LD(TI, index[ctl_offset(28u, at, 0u)]), axis_size);
       if (p < 0) continue;  // skipped, as in the reference
