@@ -48,6 +48,14 @@ class CaseUnsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// One output as the device under test computed it: its dtype and the bytes of its whole
+// guarded buffer.
+struct SeenOutput {
+  ctl_dtype dtype = CTL_DTYPE_F32;
+  std::vector<unsigned char> bytes;
+  bool operator==(const SeenOutput&) const = default;
+};
+
 // What a running case gets. Everything lives in the worker process.
 struct CaseContext {
   ctl_runtime* runtime = nullptr;            // holds the plugin under test and the reference device
@@ -60,6 +68,13 @@ struct CaseContext {
   // Set for the worker's judged rerun: Harness::input takes its values from here (another
   // seed), while rng still draws the same shapes and layouts as on the case's first run.
   std::mt19937_64* fresh_values = nullptr;
+  // Set for the judged rerun's run with other strides: with fresh_values, every input takes
+  // another view layout and every output another output layout (same shapes).
+  bool other_layouts = false;
+  // When set, the bytes of every output the device under test computed are appended here
+  // (its whole guarded buffer, call by call): the judged rerun compares a repeat with the
+  // same inputs against them bit for bit.
+  std::vector<SeenOutput>* outputs_seen = nullptr;
   std::string note;  // optional detail a passing case reports (e.g. "events: core default")
 };
 

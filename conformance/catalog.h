@@ -65,4 +65,8 @@ Tolerance sum_tolerance(double n, std::vector<double> scale);
 // magnitude: "<op>.<dtype>.large_rows" (norm_large_rows.cpp).
 void norm_large_row_cases(Catalog& cat, ctl_op_id op, ctl_dtype d);
 
+// cast from `from` to `to` on the values where rounding twice, truncating wrongly or
+// wrapping wrongly shows: "cast.<from>.rounding_<to>" (cast_rounding_cases.cpp).
+void cast_rounding_cases(Catalog& cat, ctl_dtype from, ctl_dtype to);
+
 }  // namespace catalyst::conformance

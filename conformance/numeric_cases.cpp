@@ -7,6 +7,7 @@
 // random broadcasting and views, drawn from the case's own seed), and, per op family, one
 // large f32 case of at least 2^24 elements. Which dtypes an op takes comes from
 // docs/ops.md; a plugin is judged only on the dtypes and calls it claims (harness).
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -43,6 +44,12 @@ std::vector<int64_t> broadcast_partner(std::mt19937_64& rng, const std::vector<i
   }
   return p;
 }
+
+// Shapes of one element count (48) whose last axis differs: a "same_count" case calls its op
+// on each in turn, in one worker, so a plugin that keys a cached plan (a row length, a tile
+// count) by element count rather than by shape gets a call whose plan does not fit it.
+const std::vector<std::vector<int64_t>> kSameCount = {{4, 12}, {12, 4}, {6, 8}, {48}, {2, 3, 8}, {3, 16}};
+const std::string kSameCountLabel = "one element count, rows of 12, 4, 8, 48, 8 and 16 in turn";
 
 // ---- elementwise ------------------------------------------------------------------------
 
@@ -284,6 +291,12 @@ void reduce_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
       run_reduce(h, op, d, x, shape, axes, rng() % 2);
     });
   }
+  cat.add_named(op, {d}, "same_count", kSameCountLabel + ", along the last axis", [=](Harness& h) {
+    for (const auto& shape : kSameCount) {
+      Operand x = h.input(d, shape, Layout::kContiguous, kind);
+      run_reduce(h, op, d, x, shape, {-1}, false);
+    }
+  });
 }
 
 // ---- matmul -----------------------------------------------------------------------------
@@ -403,6 +416,20 @@ void matmul_cases(Catalog& cat, ctl_dtype d) {
       run_matmul(h, d, c, static_cast<OutputLayout>(rng() % 3));
     });
   }
+  // a, b and out of one element count each, with other M, K and N: a plan keyed by the
+  // operands' sizes instead of their shapes gets the wrong depth.
+  cat.add_named(CTL_OP_MATMUL, {d}, "same_count", "[4,12]@[12,4], [12,4]@[4,12]... with 48-element a and b",
+                [=](Harness& h) {
+                  for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{
+                           {4, 12, 4}, {12, 4, 12}, {6, 8, 6}, {8, 6, 8}, {2, 24, 2}}) {
+                    MatmulVariant c{};
+                    c.a = {{m, k}, Layout::kContiguous};
+                    c.b = {{k, n}, Layout::kContiguous};
+                    c.alpha = 1;
+                    c.act = CTL_ACTIVATION_NONE;
+                    run_matmul(h, d, c, OutputLayout::kContiguous);
+                  }
+                });
 }
 
 // ---- normalisation ----------------------------------------------------------------------
@@ -448,6 +475,14 @@ void softmax_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
     tol.n = 37;
     h.run(op, {&x}, nullptr, 1, {tol});
   });
+  cat.add_named(op, {d}, "same_count", kSameCountLabel + ", along the last axis", [=](Harness& h) {
+    for (const auto& shape : kSameCount) {
+      Operand x = h.input(d, shape, Layout::kContiguous, Values::kFinite);
+      Tolerance tol(Tol::kRowNorm);
+      tol.n = static_cast<double>(shape.back());
+      h.run(op, {&x}, nullptr, 1, {tol});
+    }
+  });
 }
 
 void norm_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
@@ -475,6 +510,19 @@ void norm_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
       });
     }
   }
+  cat.add_named(op, {d}, "same_count", kSameCountLabel + ", with weight, every output", [=](Harness& h) {
+    for (const auto& shape : kSameCount) {
+      const int64_t n = shape.back();
+      Operand x = h.input(d, shape, Layout::kContiguous, Values::kFinite);
+      Operand w = h.input(d, {n}, Layout::kContiguous, Values::kFinite);
+      std::vector<const Operand*> ins = {&x, &w};
+      if (layer) ins.push_back(nullptr);
+      ctl_norm_attrs attrs{CTL_NORM_ATTRS_STRUCT_SIZE, 0.0};
+      Tolerance tol(Tol::kRowNorm);
+      tol.n = static_cast<double>(n);
+      h.run(op, ins, &attrs, layer ? 3 : 2, {tol});
+    }
+  });
   norm_large_row_cases(cat, op, d);
 }
 
@@ -525,6 +573,7 @@ void cast_cases(Catalog& cat, ctl_dtype from) {
                 h.run(CTL_OP_CAST, {&s}, &attrs, 1, {Tol::kExact});
               });
     }
+    cast_rounding_cases(cat, from, to);
   }
 }
 

@@ -296,43 +296,81 @@ void Harness::require_dtype(ctl_dtype dtype, const char* what) {
   }
 }
 
-Operand Harness::input(ctl_dtype d, const std::vector<int64_t>& shape, Layout layout, Values kind) {
-  require_dtype(d, "an input");
+namespace {
+
+// How an input view is cut from its base tensor.
+struct ViewPlan {
+  Layout layout = Layout::kContiguous;
+  std::vector<int64_t> base;  // the shape of the tensor the view is cut from
+  std::vector<int64_t> perm;  // kPermuted: base axis perm[i] becomes view axis i
+  size_t slice_axis = 0;
+  int64_t slice_start = 0, slice_step = 1;
+  int expand_axis = -1;  // kExpanded: the axis broadcast from size 1, or -1 for none
+};
+
+ViewPlan plan_view(const std::vector<int64_t>& shape, Layout layout, std::mt19937_64& rng) {
   const size_t rank = shape.size();
-  std::mt19937_64& rng = ctx_.rng;
+  ViewPlan v;
   if (layout == Layout::kRandom) {
     const Layout choices[] = {Layout::kContiguous, Layout::kPermuted, Layout::kSliced, Layout::kExpanded};
     layout = choices[rng() % 4];
   }
-  // The base tensor the view is cut from.
-  std::vector<int64_t> base = shape;
-  std::vector<int64_t> perm(rank);
-  std::iota(perm.begin(), perm.end(), 0);
-  size_t slice_axis = 0;
-  int64_t slice_start = 0, slice_step = 1;
-  int expand_axis = -1;
+  v.layout = layout;
+  v.base = shape;
+  v.perm.resize(rank);
+  std::iota(v.perm.begin(), v.perm.end(), 0);
   if (layout == Layout::kPermuted && rank >= 2) {
-    // A random permutation other than the identity: base axis perm[i] becomes view axis i.
-    do std::shuffle(perm.begin(), perm.end(), rng);
-    while (std::is_sorted(perm.begin(), perm.end()));
-    for (size_t i = 0; i < rank; ++i) base[perm[i]] = shape[i];
+    // A random permutation other than the identity.
+    do std::shuffle(v.perm.begin(), v.perm.end(), rng);
+    while (std::is_sorted(v.perm.begin(), v.perm.end()));
+    for (size_t i = 0; i < rank; ++i) v.base[v.perm[i]] = shape[i];
   } else if (layout == Layout::kSliced && rank >= 1) {
-    slice_axis = rng() % rank;
-    slice_step = 2 + static_cast<int64_t>(rng() % 2);
-    slice_start = static_cast<int64_t>(rng() % 2);
-    base[slice_axis] = slice_start + slice_step * shape[slice_axis] + static_cast<int64_t>(rng() % 2);
+    v.slice_axis = rng() % rank;
+    v.slice_step = 2 + static_cast<int64_t>(rng() % 2);
+    v.slice_start = static_cast<int64_t>(rng() % 2);
+    v.base[v.slice_axis] = v.slice_start + v.slice_step * shape[v.slice_axis] + static_cast<int64_t>(rng() % 2);
   } else if (layout == Layout::kExpanded) {
     for (size_t i = 0; i < rank; ++i) {
       if (shape[i] > 1) {
-        expand_axis = static_cast<int>(i);
-        base[i] = 1;
+        v.expand_axis = static_cast<int>(i);
+        v.base[i] = 1;
         break;
       }
     }
   }
-  auto bytes = random_values(d, numel_of(base), kind, rng);
-  // The judged rerun: other values, while rng has advanced exactly as on the first run.
-  if (ctx_.fresh_values) bytes = random_values(d, numel_of(base), kind, *ctx_.fresh_values);
+  return v;
+}
+
+// The layout the judged rerun's "other strides" run uses instead of `layout`: every input
+// changes its strides (a contiguous one becomes a slice, a view becomes contiguous or
+// another kind of view).
+Layout other_layout(Layout layout) {
+  switch (layout) {
+    case Layout::kContiguous:
+      return Layout::kSliced;
+    case Layout::kSliced:
+      return Layout::kPermuted;
+    case Layout::kPermuted:
+    case Layout::kExpanded:
+    case Layout::kRandom:
+      return Layout::kContiguous;
+  }
+  return Layout::kContiguous;
+}
+
+}  // namespace
+
+Operand Harness::input(ctl_dtype d, const std::vector<int64_t>& shape, Layout layout, Values kind) {
+  require_dtype(d, "an input");
+  const size_t rank = shape.size();
+  std::mt19937_64& rng = ctx_.rng;
+  ViewPlan plan = plan_view(shape, layout, rng);
+  auto bytes = random_values(d, numel_of(plan.base), kind, rng);
+  // The judged rerun: other values (and for one of its runs other strides), while rng has
+  // advanced exactly as on the first run, so every later shape the case draws is the same.
+  if (ctx_.other_layouts && ctx_.fresh_values) plan = plan_view(shape, other_layout(plan.layout), *ctx_.fresh_values);
+  if (ctx_.fresh_values) bytes = random_values(d, numel_of(plan.base), kind, *ctx_.fresh_values);
+  const std::vector<int64_t>& base = plan.base;
   Operand op;
   for (int side = 0; side < 2; ++side) {
     ctl_device* device = side == 0 ? ctx_.device : ctx_.reference;
@@ -341,15 +379,15 @@ Operand Harness::input(ctl_dtype d, const std::vector<int64_t>& shape, Layout la
              std::string("creating an input on ") + (side ? "the reference" : "the device"));
     TensorPtr owner(t);
     ctl_tensor* view = nullptr;
-    if (layout == Layout::kPermuted && rank >= 2) {
+    if (plan.layout == Layout::kPermuted && rank >= 2) {
       // view axis i is base axis perm[i]
-      std::vector<int64_t> p(perm.begin(), perm.end());
+      std::vector<int64_t> p(plan.perm.begin(), plan.perm.end());
       check_ok(ctl_tensor_permute(t, rank, p.data(), &view), "permuting an input");
-    } else if (layout == Layout::kSliced && rank >= 1) {
-      check_ok(ctl_tensor_slice(t, static_cast<int64_t>(slice_axis), slice_start,
-                                slice_start + slice_step * shape[slice_axis], slice_step, &view),
+    } else if (plan.layout == Layout::kSliced && rank >= 1) {
+      check_ok(ctl_tensor_slice(t, static_cast<int64_t>(plan.slice_axis), plan.slice_start,
+                                plan.slice_start + plan.slice_step * shape[plan.slice_axis], plan.slice_step, &view),
                "slicing an input");
-    } else if (expand_axis >= 0) {
+    } else if (plan.expand_axis >= 0) {
       check_ok(ctl_tensor_expand(t, rank, shape.data(), &view), "expanding an input");
     }
     if (view) {
@@ -359,9 +397,9 @@ Operand Harness::input(ctl_dtype d, const std::vector<int64_t>& shape, Layout la
       (side == 0 ? op.device : op.reference) = std::move(owner);
     }
   }
-  std::string name = layout_name(layout);
-  if ((layout == Layout::kPermuted && rank < 2) || (layout == Layout::kSliced && rank < 1) ||
-      (layout == Layout::kExpanded && expand_axis < 0)) {
+  std::string name = layout_name(plan.layout);
+  if ((plan.layout == Layout::kPermuted && rank < 2) || (plan.layout == Layout::kSliced && rank < 1) ||
+      (plan.layout == Layout::kExpanded && plan.expand_axis < 0)) {
     name = "contiguous";
   }
   op.layout = name;
@@ -369,9 +407,13 @@ Operand Harness::input(ctl_dtype d, const std::vector<int64_t>& shape, Layout la
 }
 
 Operand Harness::input_from(ctl_dtype d, const std::vector<int64_t>& shape, const std::vector<double>& values) {
-  require_dtype(d, "an input");
   std::vector<unsigned char> bytes(values.size() * ctl_dtype_size(d));
   for (size_t i = 0; i < values.size(); ++i) store(bytes.data() + i * ctl_dtype_size(d), d, values[i]);
+  return input_bytes(d, shape, bytes);
+}
+
+Operand Harness::input_bytes(ctl_dtype d, const std::vector<int64_t>& shape, const std::vector<unsigned char>& bytes) {
+  require_dtype(d, "an input");
   Operand op;
   for (int side = 0; side < 2; ++side) {
     ctl_tensor* t = nullptr;
@@ -461,6 +503,7 @@ void Harness::run_outputs(ctl_op_id op, const std::vector<const Operand*>& input
                           OutputLayout out_layout, const std::vector<const Operand*>& initial) {
   const char* name = ctl_op_name(op);
   for (ctl_dtype d : dtypes) require_dtype(d, "an output");
+  if (ctx_.other_layouts) out_layout = static_cast<OutputLayout>((static_cast<int>(out_layout) + 1) % 3);
   // The starting contents of each output (empty: none), row-major.
   std::vector<std::vector<unsigned char>> initial_bytes(dtypes.size());
   for (size_t k = 0; k < dtypes.size() && k < initial.size(); ++k) {
@@ -528,6 +571,7 @@ void Harness::run_outputs(ctl_op_id op, const std::vector<const Operand*>& input
       throw CaseFailure("internal: the reference kernel of " + std::string(name) + " wrote outside its output");
     }
     got_out[k] = read_back(dev_out[k], "the device");
+    if (ctx_.outputs_seen) ctx_.outputs_seen->push_back({dtypes[k], got_out[k].elements});
   }
   std::ostringstream inputs_text;
   for (size_t i = 0; i < inputs.size(); ++i) {

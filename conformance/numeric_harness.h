@@ -54,6 +54,9 @@ class Harness {
   Operand input(ctl_dtype dtype, const std::vector<int64_t>& shape, Layout layout, Values kind);
   // Exactly these values, contiguous.
   Operand input_from(ctl_dtype dtype, const std::vector<int64_t>& shape, const std::vector<double>& values);
+  // Exactly these bytes (row-major elements of `dtype`), contiguous: values a double
+  // cannot hold, such as i64 past 2^53.
+  Operand input_bytes(ctl_dtype dtype, const std::vector<int64_t>& shape, const std::vector<unsigned char>& bytes);
 
   // Runs `op` on both devices into guarded outputs of the shapes and dtypes the op
   // produces, and compares output k with tols[k] (the last entry repeats). Every output up

@@ -7,9 +7,10 @@
 // takes from the system itself (its own malloc, mmap) is watched another way: one passing
 // case of the group runs again and again, and the process's memory must stop growing.
 // State a plugin wrongly keeps from one call to the next (a result cached by the call's
-// shapes, an accumulator not reset) is looked for by a judged rerun: after the group's
-// cases, one of them that passed runs again, in the same process, with the same shapes and
-// layouts but input values drawn from another seed, and is judged as on its first run.
+// shapes, an accumulator not reset) and results that change from run to run are looked for
+// by a judged rerun: after the group's cases, one of them that passed runs again, in the
+// same process: with its first inputs (the same bits are due), with input values drawn from
+// another seed, and with other values in other strides, each judged as on its first run.
 #include "worker.h"
 
 #include <malloc.h>
@@ -23,6 +24,7 @@
 #include "case.h"
 #include "protocol.h"
 #include "runtime.h"
+#include "values.h"
 
 namespace catalyst::conformance {
 namespace {
@@ -185,15 +187,17 @@ bool rerun_candidate(const Case& c) {
          c.id.rfind("contract.", 0) != 0;
 }
 
-// Runs case `c` again with the same shapes and layouts (the same seed) and input values
-// from another seed (the call's signature is the same, its data not); returns "" or the
-// failure.
-std::string judged_rerun(const Case& c, const CaseContext& base, ctl_device* device, const Options& o) {
+// Runs case `c` once more on `base`'s device: with the inputs of its first run (fresh ==
+// nullptr), or with values from `fresh` and, when other_layouts is set, other strides.
+// Returns "" or its failure; the outputs it computed go to *seen.
+std::string run_again(const Case& c, const CaseContext& base, ctl_device* device, const Options& o,
+                      std::mt19937_64* fresh, bool other_layouts, std::vector<SeenOutput>* seen) {
   CaseContext ctx = on_same_device(base);
   ctx.seed = o.seed;
   ctx.rng.seed(case_seed(o.seed, c.id));  // the same shapes and layouts as the first run
-  std::mt19937_64 fresh(case_seed(o.seed + 1, c.id));
-  ctx.fresh_values = &fresh;
+  ctx.fresh_values = fresh;
+  ctx.other_layouts = other_layouts;
+  ctx.outputs_seen = seen;
   std::string failure;
   try {
     c.run(ctx);
@@ -206,12 +210,70 @@ std::string judged_rerun(const Case& c, const CaseContext& base, ctl_device* dev
     if (failure.empty()) failure = std::string("ctl_device_synchronize after it failed: ") + ctl_status_get_message(s);
     ctl_status_free(s);
   }
+  return failure;
+}
+
+// Where two runs' outputs first differ, in words; "" when they are bit-identical.
+std::string first_difference(const std::vector<SeenOutput>& first, const std::vector<SeenOutput>& again) {
+  if (first.size() != again.size()) {
+    return std::to_string(first.size()) + " outputs the first time, " + std::to_string(again.size()) + " now";
+  }
+  for (size_t k = 0; k < first.size(); ++k) {
+    if (first[k] == again[k]) continue;
+    const size_t size = ctl_dtype_size(first[k].dtype);
+    if (first[k].dtype != again[k].dtype || first[k].bytes.size() != again[k].bytes.size() || size == 0) {
+      return "output " + std::to_string(k) + " changed its dtype or size";
+    }
+    size_t differing = 0, at = 0;
+    for (size_t i = 0; i * size < first[k].bytes.size(); ++i) {
+      if (std::memcmp(first[k].bytes.data() + i * size, again[k].bytes.data() + i * size, size) == 0) continue;
+      if (differing++ == 0) at = i;
+    }
+    char text[256];
+    std::snprintf(text, sizeof text, "output %zu: %zu element slot(s) differ; the first is slot %zu of its buffer: "
+                  "%.17g the first time, %.17g now", k, differing, at,
+                  load(first[k].bytes.data() + at * size, first[k].dtype),
+                  load(again[k].bytes.data() + at * size, again[k].dtype));
+    return text;
+  }
+  return "";
+}
+
+// The judged rerun of case `c`, which passed: three more runs in the same process, after
+// the group's other cases. With its first run's inputs, it must give the same bits
+// (docs/ops.md: every op is deterministic on one device); with fresh input values, and
+// then fresh values in other strides, it must pass as it did. Returns "" or the failure.
+std::string judged_rerun(const Case& c, const CaseContext& base, ctl_device* device, const Options& o,
+                         const std::vector<SeenOutput>& first_outputs) {
+  const std::string passed = "case " + c.id + " passed, then ";
+  std::vector<SeenOutput> again;
+  std::string failure = run_again(c, base, device, o, nullptr, false, &again);
+  if (!failure.empty()) {
+    return passed + "failed when run again with the same inputs, after the group's other cases: " + failure;
+  }
+  const std::string difference = first_difference(first_outputs, again);
+  if (!difference.empty()) {
+    return passed + "gave other bits when run again with the same inputs, shapes and layouts, after the group's "
+                    "other cases in the same process: " +
+           difference +
+           ". docs/ops.md promises every op the same bits on one device for the same inputs and settings "
+           "(bit-identical resume and data-parallel training rely on it): a sum whose order changes from run to "
+           "run, or a result read before it was written, breaks it";
+  }
+  std::mt19937_64 fresh(case_seed(o.seed + 1, c.id));
+  failure = run_again(c, base, device, o, &fresh, false, nullptr);
+  std::string how = "with the same shapes and layouts but fresh input values (seed " + std::to_string(o.seed + 1) + ")";
+  if (failure.empty()) {
+    std::mt19937_64 fresh_strides(case_seed(o.seed + 2, c.id));
+    failure = run_again(c, base, device, o, &fresh_strides, true, nullptr);
+    how = "with the same shapes, other strides (every input and output in another layout) and fresh input values "
+          "(seed " + std::to_string(o.seed + 2) + ")";
+  }
   if (failure.empty()) return "";
-  return "case " + c.id + " passed, then failed when run again after the group's other cases, in the same process, " +
-         "with the same shapes and layouts but fresh input values (seed " + std::to_string(o.seed + 1) +
-         "): " + failure +
-         ". Its results depend on state an earlier call left behind (a result cached by the call's shapes, an "
-         "accumulator or scratch buffer not reset)";
+  return passed + "failed when run again after the group's other cases, in the same process, " + how + ": " +
+         failure +
+         ". Its results depend on state an earlier call left behind (a result cached by the call's shapes, a plan "
+         "keyed by less than the call's shapes and strides, an accumulator or scratch buffer not reset)";
 }
 
 }  // namespace
@@ -290,6 +352,7 @@ int run_worker(const Options& o) {
   // there is one.
   const Case* rerun = nullptr;
   CaseContext rerun_context;
+  std::vector<SeenOutput> rerun_outputs;  // what its first run computed
   bool resuming = !o.resume_after.empty();
   std::string grown;  // cases after which more host allocations were live than before
   for (Case& c : cases) {
@@ -308,6 +371,8 @@ int run_worker(const Options& o) {
     ctx.dtype_mask = info.dtype_mask;
     ctx.seed = o.seed;
     ctx.rng.seed(case_seed(o.seed, c.id));
+    std::vector<SeenOutput> seen;
+    if (rerun_candidate(c)) ctx.outputs_seen = &seen;
     const int64_t live_before = plugin->host->live_allocations();
     const auto start = std::chrono::steady_clock::now();
     std::string status = "pass", message;
@@ -339,6 +404,7 @@ int run_worker(const Options& o) {
     if (status == "pass" && rerun_candidate(c) && (!rerun || (rerun->dtype != "f32" && c.dtype == "f32"))) {
       rerun = &c;
       rerun_context = on_same_device(ctx);
+      rerun_outputs = std::move(seen);
     }
     const int64_t grew = plugin->host->live_allocations() - live_before;
     if (grew > 0) grown += (grown.empty() ? "" : ", ") + c.id + " (+" + std::to_string(grew) + ")";
@@ -347,7 +413,7 @@ int run_worker(const Options& o) {
   }
   if (rerun) {
     // Not announced as a case either: a crash or hang here is reported as the teardown's.
-    channel.send({"X", rerun->id, judged_rerun(*rerun, rerun_context, device, o)});
+    channel.send({"X", rerun->id, judged_rerun(*rerun, rerun_context, device, o, rerun_outputs)});
   }
   if (kMemoryWatch && watched) {
     // Not announced as a case: a crash or hang here is the group's teardown, and the group

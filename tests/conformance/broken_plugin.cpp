@@ -84,6 +84,23 @@
 //                     share a signature, so each passes on its first run; only the judged
 //                     rerun of a case with the same shapes and fresh values
 //                     (conformance/worker.cpp) shows it.
+// Defects of issue 32's checks (size thresholds, bit-identical reruns, plans keyed by less
+// than the shape):
+//   matmul-split-k-tail  matmul on every float dtype with K past 4096 and not a multiple of
+//                     it: the products of the last, ragged part of K are dropped, as a
+//                     split-K kernel that rounds its chunk count down does. Right at K <=
+//                     4096 and at every multiple of 4096 (16384 included); only a case just
+//                     past the threshold (K = 4097) shows it.
+//   sum-order-varies  sum on f32, dense input and output: each call of a signature it has
+//                     seen before starts each output's sum one term later than the call
+//                     before it did, as an autotuner that tries a new split every time
+//                     would. Every result is within the sum bound; only the judged rerun with
+//                     the same inputs, compared bit for bit, shows it.
+//   softmax-plan-by-count  softmax on f32, dense rows along the last axis: the row length
+//                     is cached by the call's element count at its first call, and a later
+//                     call of the same count takes the cached length, whatever its shape.
+//                     Only a case that calls it again with another shape of the same count
+//                     shows it.
 //
 // The injected defects stay memory-safe inside the test process: ignores-strides keeps an
 // input's strides when a contiguous read would leave its buffer, and writes-past-end writes
@@ -150,6 +167,10 @@ enum class Defect {
   kNormOnePassVariance,
   kPowExpLog,
   kReusesLastResult,
+  // Defects of issue 32's checks.
+  kMatmulSplitKTail,
+  kSumOrderVaries,
+  kSoftmaxPlanByCount,
 };
 
 constexpr std::string_view kDefectNames[] = {
@@ -176,6 +197,10 @@ constexpr std::string_view kDefectNames[] = {
     "norm-one-pass-variance",
     "pow-exp-log",
     "reuses-last-result",
+    // Defects of issue 32's checks.
+    "matmul-split-k-tail",
+    "sum-order-varies",
+    "softmax-plan-by-count",
 };
 
 constexpr Defect defect_named(std::string_view name) {
@@ -1213,6 +1238,148 @@ ctl_status* execute_reuses_last_result(ctl_plugin_stream* stream, const ctl_op_c
   return nullptr;
 }
 
+// matmul-split-k-tail: for K past 4096 and not a multiple of it, the inner plugin runs the
+// call with a and b cut to the whole 4096-long chunks of K.
+ctl_status* execute_matmul_split_k_tail(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  constexpr int64_t kChunk = 4096;
+  const ctl_tensor_view* a = input_of(call, 0);
+  const ctl_tensor_view* b = input_of(call, 1);
+  bool transposed = false;
+  if (call_ok(call) && call->attrs) {
+    ctl_matmul_attrs attrs{};
+    std::memcpy(&attrs, call->attrs, std::min(sizeof attrs, *static_cast<const size_t*>(call->attrs)));
+    transposed = attrs.transpose_a || attrs.transpose_b;
+  }
+  const int64_t dtype = a ? raw(a->dtype) : -1;
+  const bool is_float_dtype =
+      dtype == CTL_DTYPE_F32 || dtype == CTL_DTYPE_F64 || dtype == CTL_DTYPE_F16 || dtype == CTL_DTYPE_BF16;
+  if (op_of(call) != CTL_OP_MATMUL || !a || !b || transposed || !is_float_dtype || a->rank < 2 || b->rank < 2) {
+    return g_inner->op_execute(stream, call);
+  }
+  const int64_t k = a->shape[a->rank - 1];
+  if (k <= kChunk || k % kChunk == 0 || b->shape[b->rank - 2] != k) return g_inner->op_execute(stream, call);
+  ctl_tensor_view short_a = *a, short_b = *b;
+  short_a.shape[a->rank - 1] = k - k % kChunk;
+  short_b.shape[b->rank - 2] = k - k % kChunk;
+  std::vector<const ctl_tensor_view*> inputs(call->inputs, call->inputs + call->input_count);
+  inputs[0] = &short_a;
+  inputs[1] = &short_b;
+  ctl_op_call cut = *call;
+  cut.inputs = inputs.data();
+  return g_inner->op_execute(stream, &cut);
+}
+
+// sum-order-varies: f32 sums recomputed on the host, each output's terms added starting
+// from term (number of earlier calls with this signature) modulo their count.
+struct SignatureCounts {
+  std::mutex mutex;
+  std::vector<std::pair<std::vector<unsigned char>, int64_t>> seen;
+} g_signature_counts;
+
+ctl_status* execute_sum_order_varies(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  const ctl_tensor_view* x = input_of(call, 0);
+  const ctl_tensor_view* y = output_of(call, 0);
+  if (op_of(call) != CTL_OP_SUM || !x || !y || raw(x->dtype) != CTL_DTYPE_F32 || raw(y->dtype) != CTL_DTYPE_F32 ||
+      !row_major_dense(*x) || !row_major_dense(*y) || element_count(*x) < 1 || element_count(*y) < 1) {
+    return nullptr;
+  }
+  // Which axes are reduced (no attrs or no axes: all of them).
+  bool reduced[CTL_MAX_RANK] = {};
+  ctl_reduce_attrs attrs{};
+  if (call->attrs) std::memcpy(&attrs, call->attrs, std::min(sizeof attrs, *static_cast<const size_t*>(call->attrs)));
+  for (uint32_t i = 0; i < x->rank; ++i) reduced[i] = attrs.axis_count == 0;
+  for (uint32_t i = 0; i < attrs.axis_count && i < CTL_MAX_RANK; ++i) {
+    const int32_t axis = attrs.axes[i] < 0 ? attrs.axes[i] + static_cast<int32_t>(x->rank) : attrs.axes[i];
+    if (axis >= 0 && axis < static_cast<int32_t>(x->rank)) reduced[axis] = true;
+  }
+  std::vector<unsigned char> signature;
+  append_view(&signature, *x);
+  append_view(&signature, *y);
+  int64_t earlier = 0;
+  {
+    std::lock_guard lock(g_signature_counts.mutex);
+    auto it = std::find_if(g_signature_counts.seen.begin(), g_signature_counts.seen.end(),
+                           [&](const auto& entry) { return entry.first == signature; });
+    if (it == g_signature_counts.seen.end()) {
+      g_signature_counts.seen.emplace_back(std::move(signature), 1);
+    } else {
+      earlier = it->second++;
+    }
+  }
+  unsigned char *xb = nullptr, *yb = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *x, &xb));
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *y, &yb));
+  if (!xb || !yb) return nullptr;
+  // Each input element's output, in row-major order of both.
+  const int64_t n = element_count(*x), outputs = element_count(*y);
+  std::vector<std::vector<float>> terms(static_cast<size_t>(outputs));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, out = 0, out_stride = 1;
+    for (uint32_t axis = x->rank; axis-- > 0;) {
+      const int64_t position = rest % x->shape[axis];
+      rest /= x->shape[axis];
+      if (reduced[axis]) continue;
+      out += position * out_stride;
+      out_stride *= x->shape[axis];
+    }
+    if (out >= outputs) return nullptr;  // not the layout this defect understands
+    float v;
+    std::memcpy(&v, xb + x->byte_offset + static_cast<uint64_t>(i) * 4, 4);
+    terms[static_cast<size_t>(out)].push_back(v);
+  }
+  for (int64_t o = 0; o < outputs; ++o) {
+    const auto& t = terms[static_cast<size_t>(o)];
+    if (t.empty()) continue;
+    float sum = 0;
+    for (size_t j = 0; j < t.size(); ++j) sum += t[(j + static_cast<size_t>(earlier)) % t.size()];
+    std::memcpy(yb + y->byte_offset + static_cast<uint64_t>(o) * 4, &sum, 4);
+  }
+  return nullptr;
+}
+
+// softmax-plan-by-count: the row length of an f32 softmax over dense last-axis rows, cached
+// by element count at the first call of that count.
+struct RowPlans {
+  std::mutex mutex;
+  std::unordered_map<int64_t, int64_t> row_length_by_count;
+} g_row_plans;
+
+ctl_status* execute_softmax_plan_by_count(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, call));
+  const ctl_tensor_view* x = input_of(call, 0);
+  const ctl_tensor_view* y = output_of(call, 0);
+  if (op_of(call) != CTL_OP_SOFTMAX || !x || !y || raw(x->dtype) != CTL_DTYPE_F32 ||
+      raw(y->dtype) != CTL_DTYPE_F32 || x->rank < 1 || !row_major_dense(*x) || !row_major_dense(*y) ||
+      element_count(*x) < 2) {
+    return nullptr;
+  }
+  int32_t axis = -1;
+  if (call->attrs) std::memcpy(&axis, static_cast<const unsigned char*>(call->attrs) + sizeof(size_t), sizeof axis);
+  if (axis != -1 && axis != static_cast<int32_t>(x->rank) - 1) return nullptr;
+  const int64_t count = element_count(*x);
+  int64_t n = x->shape[x->rank - 1];
+  {
+    std::lock_guard lock(g_row_plans.mutex);
+    n = g_row_plans.row_length_by_count.emplace(count, n).first->second;
+  }
+  if (n == x->shape[x->rank - 1] || n < 1) return nullptr;  // the plan fits this call
+  unsigned char *xb = nullptr, *yb = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *x, &xb));
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *y, &yb));
+  if (!xb || !yb) return nullptr;
+  std::vector<float> row(static_cast<size_t>(n));
+  for (int64_t r = 0; r < count / n; ++r) {
+    std::memcpy(row.data(), xb + x->byte_offset + static_cast<uint64_t>(r * n) * 4, static_cast<size_t>(n) * 4);
+    const float top = *std::max_element(row.begin(), row.end());
+    float sum = 0;
+    for (float& v : row) sum += (v = std::exp(v - top));
+    for (float& v : row) v /= sum;
+    std::memcpy(yb + y->byte_offset + static_cast<uint64_t>(r * n) * 4, row.data(), static_cast<size_t>(n) * 4);
+  }
+  return nullptr;
+}
+
 // ---- the table ---------------------------------------------------------------------------
 
 void build_table(const ctl_plugin_api* inner) {
@@ -1300,6 +1467,16 @@ void build_table(const ctl_plugin_api* inner) {
       break;
     case Defect::kReusesLastResult:
       g_api.op_execute = execute_reuses_last_result;
+      break;
+    // Defects of issue 32's checks.
+    case Defect::kMatmulSplitKTail:
+      g_api.op_execute = execute_matmul_split_k_tail;
+      break;
+    case Defect::kSumOrderVaries:
+      g_api.op_execute = execute_sum_order_varies;
+      break;
+    case Defect::kSoftmaxPlanByCount:
+      g_api.op_execute = execute_softmax_plan_by_count;
       break;
     case Defect::kUnknown:
       break;
