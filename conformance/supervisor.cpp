@@ -26,6 +26,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kMaxRestarts = 25;
+// The most a busy machine stretches the per-case limit (120 s becomes at most 16 minutes).
+constexpr double kMaxLoadScale = 8;
+
+// The machine's load: the 1-minute load average and the CPUs online.
+struct Load {
+  double average = 0;
+  long cpus = 1;
+  // How much slower than on an idle machine a case may run now: runnable threads per CPU,
+  // at least 1 (an idle or half-busy machine keeps the plain limit), at most kMaxLoadScale.
+  double scale() const { return std::clamp(average / static_cast<double>(cpus), 1.0, kMaxLoadScale); }
+};
+
+Load load_now() {
+  Load load;
+  load.cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  if (getloadavg(&load.average, 1) != 1) load.average = 0;
+  return load;
+}
 
 std::string self_path() {
   char self[PATH_MAX];
@@ -75,6 +93,9 @@ struct Worker {
   std::string stderr_path;
   std::string pending;  // the case that started and has not reported
   Clock::time_point last_activity;
+  // The busiest the machine was since the worker last reported: a slow case on a loaded
+  // machine is not a hang, so its limit is --timeout times this load's scale.
+  Load peak_load;
   bool killed_for_timeout = false;
   std::string fatal;  // an E record
   std::string leak_count, leak_detail;
@@ -305,6 +326,7 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
         if (n > 0) {
           w.buffer.append(chunk, static_cast<size_t>(n));
           w.last_activity = Clock::now();
+          w.peak_load = Load{};
         } else if (n == 0 || errno != EINTR) {
           ended = true;
         }
@@ -327,6 +349,10 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
       });
       const double idle = std::chrono::duration<double>(Clock::now() - w.last_activity).count();
       if (!ended && idle > o.timeout_seconds && !w.killed_for_timeout) {
+        const Load load = load_now();
+        if (load.scale() > w.peak_load.scale()) w.peak_load = load;
+      }
+      if (!ended && idle > o.timeout_seconds * w.peak_load.scale() && !w.killed_for_timeout) {
         kill(w.pid, SIGKILL);
         w.killed_for_timeout = true;
       }
@@ -340,12 +366,19 @@ void run_cases(const Options& o, const std::vector<Case>& selected, RunResults& 
       GroupState& gs = state[w.group];
       bool resume = false;
       if (w.killed_for_timeout) {
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%g", o.timeout_seconds);
+        const double limit = o.timeout_seconds * w.peak_load.scale();
+        char seconds[160];
+        if (w.peak_load.scale() > 1) {
+          std::snprintf(seconds, sizeof seconds,
+                        "%.0f s (--timeout %g s scaled by %.1f for a load average of %.1f on %ld CPUs)", limit,
+                        o.timeout_seconds, w.peak_load.scale(), w.peak_load.average, w.peak_load.cpus);
+        } else {
+          std::snprintf(seconds, sizeof seconds, "%g s (the machine was not loaded)", o.timeout_seconds);
+        }
         const std::string message =
-            std::string("no answer within ") + seconds + " s (timeout: the plugin hangs); the worker was killed";
+            std::string("no answer within ") + seconds + " (timeout: the plugin hangs); the worker was killed";
         if (!w.pending.empty()) {
-          record(w.pending, "timeout", o.timeout_seconds, message + " during case " + w.pending + log_note);
+          record(w.pending, "timeout", limit, message + " during case " + w.pending + log_note);
           resume = true;
         } else {
           group_result(w.group, "teardown", "timeout", message + " after the group's last case" + log_note);
