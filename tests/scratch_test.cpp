@@ -1,15 +1,18 @@
 // scratch_test.cpp — the CPU plugin's per-call scratch memory (plugins/cpu/op_context.h),
-// compiled into the test with a counting host allocator: small requests reuse the block
-// the thread keeps, without the host allocator; a second live Scratch, a large request
-// and another thread get memory of their own; large requests come from the instance's
-// buffer cache when there is one, the same block again call after call; a failed host
-// allocation is a status.
+// compiled into the test with a counting host allocator: small requests reuse the blocks
+// the device keeps (buffer_cache.h), without the host allocator, from any thread; live
+// Scratches never share a block; large requests come from the device's buffer cache, the
+// same block again call after call; without a cache the host allocator serves, and a failed
+// host allocation is a status.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "buffer_cache.h"
 #include "op_context.h"
@@ -57,9 +60,11 @@ class ScratchTest : public ::testing::Test {
     ctx_.pool = nullptr;
     ctx_.call = nullptr;
     ctx_.name = "test";
+    ctx_.cache = &cache_;
   }
 
   CountingHost host_;
+  BufferCache cache_{size_t{64} << 20};
   ctl_host_api api_{};
   OpContext ctx_{};
 };
@@ -73,7 +78,7 @@ void* take(const OpContext& ctx, Scratch& scratch, size_t bytes) {
   return p;
 }
 
-TEST_F(ScratchTest, SmallRequestsReuseTheThreadsBlockWithoutTheHostAllocator) {
+TEST_F(ScratchTest, SmallRequestsReuseTheDevicesBlockWithoutTheHostAllocator) {
   void* first = nullptr;
   {
     Scratch scratch(ctx_);
@@ -94,88 +99,90 @@ TEST_F(ScratchTest, ALargerSmallRequestGrowsTheBlock) {
   void* grown = nullptr;
   {
     Scratch scratch(ctx_);
-    grown = take(ctx_, scratch, Scratch::kKeptBytes);
+    grown = take(ctx_, scratch, BufferCache::kSmallBytes);
   }
   Scratch scratch(ctx_);
   EXPECT_EQ(take(ctx_, scratch, 100), grown) << "the grown block is the one kept";
   EXPECT_EQ(host_.allocs, 0);
 }
 
-TEST_F(ScratchTest, ASecondLiveScratchAndLargeRequestsUseTheHostAllocator) {
-  {
-    Scratch outer(ctx_);
-    void* a = take(ctx_, outer, 256);
-    Scratch inner(ctx_);  // a nested op on the same thread while `outer` is in use
-    void* b = take(ctx_, inner, 256);
-    EXPECT_NE(a, b);
-    EXPECT_EQ(host_.allocs, 1);
+TEST_F(ScratchTest, LiveScratchesGetBlocksOfTheirOwnAndGiveThemBack) {
+  // A nested op on the same thread while `outer` is in use, and more than the device keeps.
+  std::vector<std::unique_ptr<Scratch>> live;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 12; ++i) {
+    live.push_back(std::make_unique<Scratch>(ctx_));
+    blocks.push_back(take(ctx_, *live.back(), 256));
   }
-  EXPECT_EQ(host_.frees, 1);
-  {
-    Scratch big(ctx_);
-    take(ctx_, big, Scratch::kKeptBytes + 1);
-    EXPECT_EQ(host_.allocs, 2);
-  }
-  EXPECT_EQ(host_.frees, 2);
+  std::sort(blocks.begin(), blocks.end());
+  EXPECT_EQ(std::unique(blocks.begin(), blocks.end()), blocks.end()) << "two live scratches share a block";
+  live.clear();  // 8 kept, the rest freed
+  EXPECT_EQ(host_.allocs, 0);
 }
 
 TEST_F(ScratchTest, AllocatingAgainReleasesTheFirstBlock) {
   Scratch scratch(ctx_);
-  take(ctx_, scratch, Scratch::kKeptBytes + 64);
-  void* small = take(ctx_, scratch, 64);  // the host block goes back; the kept one serves
-  EXPECT_EQ(host_.frees, 1);
+  take(ctx_, scratch, BufferCache::kSmallBytes + 64);  // large: from the cache
+  void* small = take(ctx_, scratch, 64);                // the large block goes back; a small one serves
   Scratch other(ctx_);
-  EXPECT_NE(take(ctx_, other, 64), small) << "the kept block is in use until `scratch` ends";
+  EXPECT_NE(take(ctx_, other, 64), small) << "the small block is in use until `scratch` ends";
 }
 
-TEST_F(ScratchTest, EachThreadKeepsItsOwnBlock) {
-  Scratch mine(ctx_);
-  void* here = take(ctx_, mine, 512);
+TEST_F(ScratchTest, ThreadsShareTheDevicesBlocks) {
+  void* here = nullptr;
+  {
+    Scratch mine(ctx_);
+    here = take(ctx_, mine, 512);
+  }
   void* there = nullptr;
   std::thread other([&] {
     Scratch theirs(ctx_);
     there = take(ctx_, theirs, 512);
   });
   other.join();
-  EXPECT_NE(there, nullptr);
-  EXPECT_NE(there, here);
+  EXPECT_EQ(there, here) << "a block belongs to the device, not to the thread that first used it";
   EXPECT_EQ(host_.allocs, 0);
 }
 
+TEST_F(ScratchTest, WithoutACacheTheHostAllocatorServes) {
+  OpContext ctx = ctx_;
+  ctx.cache = nullptr;
+  {
+    Scratch scratch(ctx);
+    take(ctx, scratch, 64);
+    EXPECT_EQ(host_.allocs, 1);
+  }
+  EXPECT_EQ(host_.frees, 1);
+}
+
 TEST_F(ScratchTest, AFailedHostAllocationIsAnOutOfMemoryStatus) {
+  OpContext ctx = ctx_;
+  ctx.cache = nullptr;
   host_.fail = true;
-  Scratch scratch(ctx_);
-  EXPECT_NE(scratch.allocate(ctx_, Scratch::kKeptBytes * 4), nullptr);
+  Scratch scratch(ctx);
+  EXPECT_NE(scratch.allocate(ctx, BufferCache::kSmallBytes * 4), nullptr);
   EXPECT_EQ(host_.last_code, CTL_STATUS_OUT_OF_MEMORY);
   EXPECT_EQ(scratch.as<void>(), nullptr);
 }
 
 TEST_F(ScratchTest, LargeRequestsReuseABlockOfTheBufferCache) {
-  BufferCache cache(size_t{64} << 20);
-  OpContext ctx = ctx_;
-  ctx.cache = &cache;
-  const size_t bytes = Scratch::kKeptBytes + 4096;  // too large for the thread's block
+  const size_t bytes = BufferCache::kSmallBytes + 4096;  // too large for a small block
   void* first = nullptr;
   {
-    Scratch scratch(ctx);
-    first = take(ctx, scratch, bytes);
+    Scratch scratch(ctx_);
+    first = take(ctx_, scratch, bytes);
   }
   for (int call = 0; call < 3; ++call) {
-    Scratch scratch(ctx);
-    EXPECT_EQ(take(ctx, scratch, bytes), first) << "call " << call << ": the block went back to the cache";
+    Scratch scratch(ctx_);
+    EXPECT_EQ(take(ctx_, scratch, bytes), first) << "call " << call << ": the block went back to the cache";
   }
   {
-    Scratch outer(ctx), inner(ctx);  // both alive: two blocks
-    void* a = take(ctx, outer, bytes);
-    EXPECT_NE(take(ctx, inner, bytes), a);
+    Scratch outer(ctx_), inner(ctx_);  // both alive: two blocks
+    void* a = take(ctx_, outer, bytes);
+    EXPECT_NE(take(ctx_, inner, bytes), a);
   }
   EXPECT_EQ(host_.allocs, 0);
   EXPECT_EQ(host_.frees, 0);
-  // Below the cache's minimum a second live Scratch still goes to the host.
-  Scratch outer(ctx), inner(ctx);
-  take(ctx, outer, 64);
-  take(ctx, inner, 64);
-  EXPECT_EQ(host_.allocs, 1);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace catalyst::cpu {
@@ -17,9 +19,46 @@ void unmap(void* block, size_t capacity) {
   munmap(block, capacity);
 }
 
+// A small block's capacity sits in the 64 bytes before it.
+constexpr size_t kSmallHeader = 64;
+
+size_t small_capacity(void* block) {
+  size_t capacity;
+  std::memcpy(&capacity, static_cast<unsigned char*>(block) - kSmallHeader, sizeof capacity);
+  return capacity;
+}
+
+void free_small(void* block) {
+  if (block) std::free(static_cast<unsigned char*>(block) - kSmallHeader);
+}
+
 }  // namespace
 
+void* BufferCache::take_small(size_t bytes) {
+  void* block = nullptr;
+  for (auto& slot : small_) {
+    if ((block = slot.exchange(nullptr, std::memory_order_acquire))) break;
+  }
+  if (block && small_capacity(block) >= bytes) return block;
+  free_small(block);
+  // Grown in whole pages, so that slightly larger requests do not each replace it.
+  const size_t capacity = (bytes + 4095) / 4096 * 4096;
+  void* base = nullptr;
+  if (posix_memalign(&base, 64, capacity + kSmallHeader) != 0) return nullptr;
+  std::memcpy(base, &capacity, sizeof capacity);
+  return static_cast<unsigned char*>(base) + kSmallHeader;
+}
+
+void BufferCache::give_small(void* block) {
+  for (auto& slot : small_) {
+    void* empty = nullptr;
+    if (slot.compare_exchange_strong(empty, block, std::memory_order_release, std::memory_order_relaxed)) return;
+  }
+  free_small(block);
+}
+
 BufferCache::~BufferCache() {
+  for (auto& slot : small_) free_small(slot.load(std::memory_order_acquire));
   for (const auto& [capacity, block] : kept_) unmap(block, capacity);
 }
 

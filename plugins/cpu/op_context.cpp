@@ -124,38 +124,13 @@ ctl_status* OpContext::expect_leading_shape(const View& v, const char* v_name, c
   return fail(CTL_STATUS_INVALID_ARGUMENT, "%s must have the shape of %s without its last axis", v_name, x_name);
 }
 
-namespace {
-
-// The block a thread keeps for its Scratch objects: from the C allocator rather than the
-// host's, because it outlives any one runtime (it is freed when the thread exits).
-struct KeptBlock {
-  void* block = nullptr;
-  size_t capacity = 0;
-  bool in_use = false;
-  ~KeptBlock() { std::free(block); }
-};
-thread_local KeptBlock kept_block;
-
-}  // namespace
-
 ctl_status* Scratch::allocate(const OpContext& ctx, size_t bytes) {
   release();
-  KeptBlock& kept = kept_block;
-  if (bytes <= kKeptBytes && !kept.in_use) {
-    if (kept.capacity < bytes) {
-      // Grown in whole pages, so that slightly larger requests do not each replace it.
-      const size_t capacity = (bytes + 4095) / 4096 * 4096;
-      void* block = nullptr;
-      if (posix_memalign(&block, 64, capacity) == 0) {
-        std::free(kept.block);
-        kept.block = block;
-        kept.capacity = capacity;
-      }
-    }
-    if (kept.capacity >= bytes && kept.block) {
-      kept.in_use = true;
-      kept_ = true;
-      pointer_ = kept.block;
+  if (ctx.cache && bytes <= BufferCache::kSmallBytes) {
+    pointer_ = ctx.cache->take_small(bytes);
+    if (pointer_) {
+      small_ = true;
+      cache_ = ctx.cache;
       return nullptr;
     }
   }
@@ -172,9 +147,10 @@ ctl_status* Scratch::allocate(const OpContext& ctx, size_t bytes) {
 }
 
 void Scratch::release() {
-  if (kept_) {
-    kept_block.in_use = false;
-    kept_ = false;
+  if (small_) {
+    cache_->give_small(pointer_);
+    small_ = false;
+    cache_ = nullptr;
   } else if (cache_) {
     cache_->give(pointer_, cached_capacity_);
     cache_ = nullptr;

@@ -80,17 +80,14 @@ struct OpContext {
 };
 
 // Scratch memory for one call, freed (or handed back) when the object goes out of scope.
-// Up to kKeptBytes come from a block each calling thread keeps between calls, so that a
-// run of small ops neither calls the allocator nor touches its locks: a 12x16x32 matmul
-// spent about a tenth of its 0.75 us in posix_memalign and free. Larger requests come
-// from the instance's BufferCache (context.cache), whose blocks stay mapped: through the
-// host allocator the f32 sums of a 1024^3 f16 product (4 MiB) were mapped afresh on
-// every call, and zeroing their pages took 5% of it. What neither serves (a second small
-// Scratch alive on the same thread, no cache) goes to the host allocator.
+// Up to BufferCache::kSmallBytes come from the small blocks the device keeps between calls
+// (buffer_cache.h), so that a run of small ops neither calls the allocator nor takes a lock.
+// Larger requests come from the device's BufferCache (context.cache) too, whose blocks stay
+// mapped: through the host allocator the f32 sums of a 1024^3 f16 product (4 MiB) were
+// mapped afresh on every call, and zeroing their pages took 5% of it. Without a cache, the
+// host allocator serves them.
 class Scratch {
  public:
-  static constexpr size_t kKeptBytes = size_t{1} << 20;
-
   explicit Scratch(const OpContext& ctx) : host_(ctx.host) {}
   ~Scratch() { release(); }
   Scratch(const Scratch&) = delete;
@@ -107,8 +104,8 @@ class Scratch {
 
   const ctl_host_api* host_;
   void* pointer_ = nullptr;
-  bool kept_ = false;             // pointer_ is this thread's kept block
-  BufferCache* cache_ = nullptr;  // pointer_ came from this cache, with this capacity
+  bool small_ = false;            // pointer_ is one of cache_'s small blocks
+  BufferCache* cache_ = nullptr;  // pointer_ came from this cache (with this capacity, when large)
   size_t cached_capacity_ = 0;
 };
 

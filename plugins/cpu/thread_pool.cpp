@@ -37,13 +37,15 @@ void futex_wake_all(std::atomic<uint32_t>* word) {
 // when the next job comes, so its parts end up run one after another by the caller. A
 // spinner that finds it was descheduled (a gap between two clock reads far longer than
 // 64 pauses) stops spinning for its next kSkipAfterPreemption waits and sleeps at once.
-uint32_t spin_while_equal(const std::atomic<uint32_t>& word, uint32_t seen) {
+// *skip_spins counts those waits; it belongs to the waiting thread's role (each worker, and
+// the pool's one caller at a time), not to a thread_local: a plugin is a library that may be
+// unloaded, and its thread-locals would outlive it in every thread that touched them.
+uint32_t spin_while_equal(const std::atomic<uint32_t>& word, uint32_t seen, unsigned* skip_spins) {
   using Clock = std::chrono::steady_clock;
   constexpr auto kPreempted = std::chrono::microseconds(200);
   constexpr unsigned kSkipAfterPreemption = 1000;
-  thread_local unsigned skip_spins = 0;
-  if (skip_spins > 0) {
-    --skip_spins;
+  if (*skip_spins > 0) {
+    --*skip_spins;
     return word.load(std::memory_order_acquire);
   }
   auto last = Clock::now();
@@ -56,7 +58,7 @@ uint32_t spin_while_equal(const std::atomic<uint32_t>& word, uint32_t seen) {
     }
     const auto now = Clock::now();
     if (now - last > kPreempted) {
-      skip_spins = kSkipAfterPreemption;
+      *skip_spins = kSkipAfterPreemption;
       return word.load(std::memory_order_acquire);
     }
     if (now >= deadline) return word.load(std::memory_order_acquire);
@@ -68,8 +70,9 @@ uint32_t spin_while_equal(const std::atomic<uint32_t>& word, uint32_t seen) {
 // counts threads asleep on the word, so that the waker calls into the kernel only when
 // someone sleeps. The seq_cst increment and load pair with the waker's seq_cst store and
 // load: either the waker sees the sleeper, or the sleeper sees the new value.
-uint32_t wait_while_equal(std::atomic<uint32_t>& word, uint32_t seen, std::atomic<uint32_t>& sleepers) {
-  uint32_t value = spin_while_equal(word, seen);
+uint32_t wait_while_equal(std::atomic<uint32_t>& word, uint32_t seen, std::atomic<uint32_t>& sleepers,
+                          unsigned* skip_spins) {
+  uint32_t value = spin_while_equal(word, seen, skip_spins);
   if (value != seen) return value;
   sleepers.fetch_add(1, std::memory_order_seq_cst);
   while ((value = word.load(std::memory_order_seq_cst)) == seen) futex_wait(&word, seen);
@@ -187,8 +190,9 @@ unsigned ThreadPool::run_parts(uint32_t generation) {
 
 void ThreadPool::worker_loop(unsigned /*index*/) {
   uint32_t seen = 0;
+  unsigned skip_spins = 0;
   for (;;) {
-    seen = wait_while_equal(generation_, seen, sleeping_workers_);
+    seen = wait_while_equal(generation_, seen, sleeping_workers_, &skip_spins);
     if (stopping_.load(std::memory_order_acquire)) return;
     clear_upper_state();
     const unsigned ran = run_parts(seen);
@@ -219,7 +223,7 @@ void ThreadPool::run(unsigned parts, void (*body)(void*, unsigned), void* contex
   const uint32_t theirs = parts - mine;
   for (uint32_t done = finished_.load(std::memory_order_acquire); done != theirs;
        done = finished_.load(std::memory_order_acquire)) {
-    wait_while_equal(finished_, done, caller_sleeping_);
+    wait_while_equal(finished_, done, caller_sleeping_, &caller_skip_spins_);
   }
   std::exception_ptr error = error_;
   error_ = nullptr;

@@ -88,6 +88,7 @@ class ThreadPool {
   alignas(64) std::atomic<uint32_t> finished_{0};
   std::atomic<uint32_t> caller_sleeping_{0};
   alignas(64) std::atomic<bool> busy_{false};
+  unsigned caller_skip_spins_ = 0;  // the spin skips of whichever thread holds busy_
   std::mutex error_mutex_;  // taken only when a part throws
   std::exception_ptr error_;
   std::vector<std::thread> workers_;
