@@ -69,4 +69,7 @@ void norm_large_row_cases(Catalog& cat, ctl_op_id op, ctl_dtype d);
 // wrapping wrongly shows: "cast.<from>.rounding_<to>" (cast_rounding_cases.cpp).
 void cast_rounding_cases(Catalog& cat, ctl_dtype from, ctl_dtype to);
 
+// Cases on both sides of every size at which a plugin changes path (threshold_cases.cpp, size_thresholds.md).
+void threshold_cases(Catalog& cat);
+
 }  // namespace catalyst::conformance

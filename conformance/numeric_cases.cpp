@@ -1052,6 +1052,7 @@ void add_numeric_cases(std::vector<Case>& out) {
   }
   large_cases(cat);
   tail_cases(cat);
+  threshold_cases(cat);
 }
 
 }  // namespace catalyst::conformance

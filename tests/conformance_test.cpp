@@ -378,6 +378,20 @@ TEST(Conformance, APlanKeyedByElementCountIsCaughtByTheSameCountCase) {
   EXPECT_EQ(status_of(r, "softmax.f32.0"), "pass") << r.out;
 }
 
+// A matmul that drops the ragged part of K past 4096 is right at K <= 4096 and at every
+// multiple of 4096 (16384 included); the threshold cases just past it fail, and only they.
+TEST(Conformance, APathWrongOnlyPastASizeThresholdIsCaughtOnItsFarSide) {
+  const SuiteRun r = conformance(broken("matmul-split-k-tail"), "--filter 'matmul.f32.*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(failed_ids(r.out),
+            (std::vector<std::string>{"matmul.f32.k4097", "matmul.f32.k4097_epilogue", "matmul.f32.m64_k4097",
+                                      "matmul.f32.k16385", "matmul.f32.k70000"}))
+      << r.out;
+  for (const char* id : {"matmul.f32.k4095", "matmul.f32.k4096", "matmul.f32.k16384", "matmul.f32.ones_k4096"}) {
+    EXPECT_EQ(status_of(r, id), "pass") << id << "\n" << r.out;
+  }
+}
+
 TEST(Conformance, AnOutputReadWhenBetaIsZeroShowsNaN) {
   const SuiteRun r = conformance(broken("reads-output"), "--filter 'matmul.f32.0,matmul.f32.13'");
   EXPECT_EQ(r.exit_code, 1) << r.out;
