@@ -9,6 +9,7 @@
 // docs/ops.md; a plugin is judged only on the dtypes and calls it claims (harness).
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -415,6 +416,35 @@ void matmul_cases(Catalog& cat, ctl_dtype d) {
       c.act = is_float(d) ? static_cast<ctl_activation>(rng() % 4) : CTL_ACTIVATION_NONE;
       run_matmul(h, d, c, static_cast<OutputLayout>(rng() % 3));
     });
+  }
+  if (d == CTL_DTYPE_I32 || d == CTL_DTYPE_I64) {
+    // Scales other than 1 in wrapping arithmetic: a device that applies alpha and beta in
+    // double saturates an overflowing i32 result and drops the low bits of an i64 one past
+    // 2^53, where docs/ops.md wraps.
+    cat.add_named(CTL_OP_MATMUL, {d}, "wraps_with_scales", "[2,2] @ [2,2] +bias, alpha 3, beta -2, results that overflow",
+                  [=](Harness& h) {
+                    const bool wide = d == CTL_DTYPE_I64;
+                    const int64_t big = wide ? (int64_t{1} << 61) + 12345 : (int64_t{1} << 30) + 7;
+                    const auto bytes = [&](std::vector<int64_t> v) {
+                      std::vector<unsigned char> out(v.size() * ctl_dtype_size(d));
+                      for (size_t i = 0; i < v.size(); ++i) {
+                        const int32_t narrow = static_cast<int32_t>(v[i]);
+                        std::memcpy(out.data() + i * ctl_dtype_size(d), wide ? static_cast<const void*>(&v[i]) : &narrow,
+                                    ctl_dtype_size(d));
+                      }
+                      return out;
+                    };
+                    Operand a = h.input_bytes(d, {2, 2}, bytes({big, 3, -big, 5}));
+                    Operand b = h.input_bytes(d, {2, 2}, bytes({3, -1, 7, big}));
+                    Operand bias = h.input_bytes(d, {2}, bytes({big, -9}));
+                    Operand out = h.input_bytes(d, {2, 2}, bytes({big, -big, 11, big}));
+                    ctl_matmul_attrs attrs{};
+                    attrs.struct_size = CTL_MATMUL_ATTRS_STRUCT_SIZE;
+                    attrs.alpha = 3;
+                    attrs.alpha_set = true;
+                    attrs.beta = -2;
+                    h.run(CTL_OP_MATMUL, {&a, &b, &bias}, &attrs, 1, {Tol::kExact}, OutputLayout::kContiguous, &out);
+                  });
   }
   // a, b and out of one element count each, with other M, K and N: a plan keyed by the
   // operands' sizes instead of their shapes gets the wrong depth.

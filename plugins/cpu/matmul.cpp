@@ -499,9 +499,20 @@ ctl_status* matmul_int(const OpContext& ctx, const Problem& p) {
   const int64_t ors = p.out.strides[p.out.rank - 2], ocs = p.out.strides[p.out.rank - 1];
   const int64_t brs = p.has_bias ? p.bias.strides[p.bias.rank - 2] : 0;
   const int64_t bcs = p.has_bias ? p.bias.strides[p.bias.rank - 1] : 0;
-  // alpha 1 and beta 0 or 1 stay exact integer arithmetic that wraps; any other scale
-  // goes through f64 and the cast rules (truncate, saturate).
-  const bool exact = p.alpha == 1.0 && (p.beta == 0.0 || p.beta == 1.0);
+  // alpha and beta are whole numbers (docs/ops.md) applied in the sum's wrapping 64-bit
+  // arithmetic, and the result keeps its low bits, as every integer op does. (Scales other
+  // than 1 once went through f64 and the cast rules: an overflowing i32 result saturated
+  // where the reference wraps, and i64 past 2^53 lost its low bits.)
+  const auto whole = [](double v, int64_t* out) {
+    if (!(v == std::trunc(v) && std::fabs(v) < 0x1p63)) return false;
+    *out = static_cast<int64_t>(v);
+    return true;
+  };
+  int64_t alpha = 1, beta = 0;
+  if (!whole(p.alpha, &alpha) || !whole(p.beta, &beta)) {
+    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "integer matmul needs whole alpha and beta, got %g and %g", p.alpha,
+                    p.beta);
+  }
   Scratch scratch(ctx);
   CTL_SDK_RETURN_IF_ERROR(scratch.allocate(ctx, sizeof(uint64_t) * static_cast<size_t>(N) * ctx.threads()));
   uint64_t* const rows = scratch.as<uint64_t>();
@@ -532,15 +543,9 @@ ctl_status* matmul_int(const OpContext& ctx, const Problem& p) {
                    for (int64_t j = 0; j < N; ++j) {
                      T* o = out + j * ocs;
                      const T bv = bias ? bias[j * bcs] : T(0);
-                     if (exact) {
-                       uint64_t v = acc[j] + static_cast<uint64_t>(static_cast<int64_t>(bv));
-                       if (p.beta == 1.0) v += static_cast<uint64_t>(static_cast<int64_t>(*o));
-                       *o = static_cast<T>(v);
-                     } else {
-                       double v = p.alpha * static_cast<double>(static_cast<T>(acc[j])) + static_cast<double>(bv);
-                       if (p.beta != 0.0) v += p.beta * static_cast<double>(*o);
-                       *o = from_double<T>(v);
-                     }
+                     uint64_t v = static_cast<uint64_t>(alpha) * acc[j] + static_cast<uint64_t>(static_cast<int64_t>(bv));
+                     if (beta != 0) v += static_cast<uint64_t>(beta) * static_cast<uint64_t>(static_cast<int64_t>(*o));
+                     *o = static_cast<T>(v);
                    }
                  }
                });
