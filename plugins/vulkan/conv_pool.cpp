@@ -131,13 +131,8 @@ ctl_status* run_conv(const OpContext& ctx, ctl_op_id op) {
   const int64_t rows_per_part = std::max<int64_t>(1, kLoopBudget / (per_invocation * (v.OW + 2)));
   const int64_t parts = std::max<int64_t>(1, (rows + rows_per_part - 1) / rows_per_part);
   Temporary carry_storage(ctx);
-  DeviceView carry = v.out;  // any valid buffer when the rows are not split
-  if (parts > 1) {
-    CTL_SDK_RETURN_IF_ERROR(ctx.temporary(static_cast<uint64_t>(n) * 8, &carry_storage));
-    carry.buffer = carry_storage.allocation.buffer;
-    carry.base = carry_storage.allocation.offset;
-    carry.range = carry_storage.allocation.size;
-  }
+  DeviceView carry;
+  CTL_SDK_RETURN_IF_ERROR(ctx.carry(parts > 1, static_cast<uint64_t>(n) * 8, v.out, &carry_storage, &carry));
   const size_t split_at = p.words.size();
   for (int64_t part = 0; part < parts; ++part) {
     p.words.resize(split_at);

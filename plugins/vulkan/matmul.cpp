@@ -184,15 +184,10 @@ ctl_status* run_matmul(const OpContext& ctx) {
   // in the compute type, so the split changes no bit of the result.
   constexpr int64_t kDepthPerDispatch = 16384;
   const int64_t parts = std::max<int64_t>(1, (K + kDepthPerDispatch - 1) / kDepthPerDispatch);
+  const uint64_t compute_size = dtype == CTL_DTYPE_F64 || dtype == CTL_DTYPE_I64 ? 8 : 4;
   Temporary carry_storage(ctx);
-  DeviceView carry = out;  // any valid buffer when K is not split
-  if (parts > 1) {
-    const size_t compute_size = dtype == CTL_DTYPE_F64 || dtype == CTL_DTYPE_I64 ? 8 : 4;
-    CTL_SDK_RETURN_IF_ERROR(ctx.temporary(static_cast<uint64_t>(M * N) * compute_size, &carry_storage));
-    carry.buffer = carry_storage.allocation.buffer;
-    carry.base = carry_storage.allocation.offset;
-    carry.range = carry_storage.allocation.size;
-  }
+  DeviceView carry;
+  CTL_SDK_RETURN_IF_ERROR(ctx.carry(parts > 1, static_cast<uint64_t>(M * N) * compute_size, out, &carry_storage, &carry));
   // One dispatch per batch element and part of K, its operands' offsets worked out here.
   const size_t batch_words = p.words.size();
   const DeviceView* bases[4] = {&a, &b, &out, has_bias ? &bias : &out};

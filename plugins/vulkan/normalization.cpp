@@ -194,16 +194,12 @@ ctl_status* run_norm_backward(const OpContext& ctx, bool layer) {
   const int64_t rows_per_part =
       std::max<int64_t>(1, kLoopBudget / (columns_per_invocation * (2 + 4 * static_cast<int64_t>(prow.rank))));
   const int64_t parts = (prow.numel + rows_per_part - 1) / rows_per_part;
+  const bool in_double = x.dtype == CTL_DTYPE_F64 || (ctx.device->dtype_mask & CTL_DTYPE_BIT(CTL_DTYPE_F64));
+  const uint64_t compute_size = in_double ? 8 : 4;  // the shader's M, as variant() picks it
   Temporary carry_storage(ctx);
-  DeviceView carry = v.dx;  // any valid buffer when the rows are not split
-  if (parts > 1) {
-    const bool in_double = x.dtype == CTL_DTYPE_F64 || (ctx.device->dtype_mask & CTL_DTYPE_BIT(CTL_DTYPE_F64));
-    const uint64_t compute_size = in_double ? 8 : 4;  // the shader's M, as variant() picks it
-    CTL_SDK_RETURN_IF_ERROR(ctx.temporary(static_cast<uint64_t>(2 * n) * compute_size, &carry_storage));
-    carry.buffer = carry_storage.allocation.buffer;
-    carry.base = carry_storage.allocation.offset;
-    carry.range = carry_storage.allocation.size;
-  }
+  DeviceView carry;
+  CTL_SDK_RETURN_IF_ERROR(
+      ctx.carry(parts > 1, static_cast<uint64_t>(2 * n) * compute_size, v.dx, &carry_storage, &carry));
   const size_t split_at = p.words.size();
   for (int64_t part = 0; part < std::max<int64_t>(parts, 1); ++part) {
     p.words.resize(split_at);

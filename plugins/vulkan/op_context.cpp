@@ -313,6 +313,17 @@ ctl_status* OpContext::temporary(uint64_t bytes, Temporary* out) const {
   return device->memory->allocate(bytes, name, &out->allocation);
 }
 
+ctl_status* OpContext::carry(bool split, uint64_t bytes, const DeviceView& unsplit, Temporary* storage,
+                             DeviceView* out) const {
+  *out = unsplit;
+  if (!split) return nullptr;
+  CTL_SDK_RETURN_IF_ERROR(temporary(bytes, storage));
+  out->buffer = storage->allocation.buffer;
+  out->base = storage->allocation.offset;
+  out->range = storage->allocation.size;
+  return nullptr;
+}
+
 ctl_status* OpContext::contiguous_like(const DeviceView& like, Temporary* storage, DeviceView* out) const {
   *out = like;
   out->offset = 0;

@@ -172,6 +172,10 @@ struct OpContext {
   ctl_status* make_contiguous(const DeviceView& v, Temporary* storage, DeviceView* out) const;
   // dst = src element by element (same dtype and shape, any strides).
   ctl_status* copy_view(const DeviceView& src, const DeviceView& dst) const;
+  // The carry of a kernel split into parts (op_context.h, kLoopBudget): a new temporary of
+  // `bytes` when the work is split (`split`), else `unsplit`, any valid buffer the shader
+  // binds but does not touch.
+  ctl_status* carry(bool split, uint64_t bytes, const DeviceView& unsplit, Temporary* storage, DeviceView* out) const;
   // Hands a temporary to the stream: freed once the work recorded so far has finished.
   void retire(const Allocation& a) const;
 };

@@ -119,19 +119,12 @@ ctl_status* run_reduce(const OpContext& ctx) {
                          (ctx.device->dtype_mask & CTL_DTYPE_BIT(CTL_DTYPE_F64));
   std::string variant = std::string(arg ? "argreduce." : "reduce.") + dtype_name(x.dtype) + (in_double ? ".d" : "");
   const uint64_t carry_value_size = in_double || x.element_size == 8 ? 8 : 4;
+  const auto lanes = static_cast<uint64_t>(kept.numel) * kLoopLocal;
   Temporary carry_values(ctx), carry_indices(ctx);
-  DeviceView value_carry = x, index_carry = x;  // any valid buffers when nothing is split
-  if (parts > 1) {
-    const auto lanes = static_cast<uint64_t>(kept.numel) * kLoopLocal;
-    CTL_SDK_RETURN_IF_ERROR(
-        ctx.temporary((2 * lanes + static_cast<uint64_t>(kept.numel)) * carry_value_size, &carry_values));
-    CTL_SDK_RETURN_IF_ERROR(ctx.temporary(lanes * 4, &carry_indices));
-    for (auto [view, storage] : {std::pair{&value_carry, &carry_values}, std::pair{&index_carry, &carry_indices}}) {
-      view->buffer = storage->allocation.buffer;
-      view->base = storage->allocation.offset;
-      view->range = storage->allocation.size;
-    }
-  }
+  DeviceView value_carry, index_carry;
+  CTL_SDK_RETURN_IF_ERROR(ctx.carry(parts > 1, (2 * lanes + static_cast<uint64_t>(kept.numel)) * carry_value_size, x,
+                                    &carry_values, &value_carry));
+  CTL_SDK_RETURN_IF_ERROR(ctx.carry(parts > 1, lanes * 4, x, &carry_indices, &index_carry));
   // logsumexp split in parts takes two sweeps: the maximum over every part, then the sums.
   const bool two_sweeps = op == CTL_OP_LOGSUMEXP && parts > 1;
   const size_t split_at = p.words.size();
