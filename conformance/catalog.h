@@ -65,6 +65,12 @@ Tolerance sum_tolerance(double n, std::vector<double> scale);
 // magnitude: "<op>.<dtype>.large_rows" (norm_large_rows.cpp).
 void norm_large_row_cases(Catalog& cat, ctl_op_id op, ctl_dtype d);
 
+// A reduction of x (of `shape`) over `axes`, with the tolerance of its kind: the sum bound
+// with S the same reduction of |x| for float sums and means, row normalisation for
+// logsumexp, exact otherwise (numeric_cases.cpp).
+void run_reduce(Harness& h, ctl_op_id op, ctl_dtype d, const Operand& x, const std::vector<int64_t>& shape,
+                const std::vector<int32_t>& axes, bool keepdims);
+
 // cast from `from` to `to` on the values where rounding twice, truncating wrongly or
 // wrapping wrongly shows: "cast.<from>.rounding_<to>" (cast_rounding_cases.cpp).
 void cast_rounding_cases(Catalog& cat, ctl_dtype from, ctl_dtype to);

@@ -209,6 +209,8 @@ ctl_reduce_attrs reduce_attrs(const std::vector<int32_t>& axes, bool keepdims) {
   return a;
 }
 
+}  // namespace
+
 // Runs one reduction with the tolerance its op needs.
 void run_reduce(Harness& h, ctl_op_id op, ctl_dtype d, const Operand& x, const std::vector<int64_t>& shape,
                 const std::vector<int32_t>& axes, bool keepdims) {
@@ -231,6 +233,8 @@ void run_reduce(Harness& h, ctl_op_id op, ctl_dtype d, const Operand& x, const s
   }
   h.run(op, {&x}, &attrs, 1, {tol});
 }
+
+namespace {
 
 void reduce_cases(Catalog& cat, ctl_op_id op, ctl_dtype d) {
   const bool arg = op == CTL_OP_ARGMAX || op == CTL_OP_ARGMIN;

@@ -180,20 +180,7 @@ void matmul_threshold_cases(Catalog& cat, ctl_dtype d) {
 // that partial results merge to the first index.
 void run_reduction(Harness& h, ctl_op_id op, ctl_dtype d, const std::vector<int64_t>& shape, int32_t axis) {
   Operand x = h.input(d, shape, Layout::kContiguous, Values::kFinite);
-  ctl_reduce_attrs attrs{};
-  attrs.struct_size = CTL_REDUCE_ATTRS_STRUCT_SIZE;
-  attrs.axis_count = 1;
-  attrs.axes[0] = axis;
-  Tolerance tol;
-  tol.n = static_cast<double>(shape[static_cast<size_t>(axis)]);
-  if (is_float(d) && (op == CTL_OP_SUM || op == CTL_OP_MEAN)) {
-    tol.kind = Tol::kSum;
-    TensorPtr abs_x = h.reference_abs(x);
-    tol.scale = h.reference_values(op, {abs_x.get()}, &attrs);
-  } else if (op == CTL_OP_LOGSUMEXP) {
-    tol.kind = Tol::kRowNorm;
-  }
-  h.run(op, {&x}, &attrs, 1, {tol});
+  run_reduce(h, op, d, x, shape, {axis}, false);
 }
 
 struct Reduction {

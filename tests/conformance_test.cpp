@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -141,7 +142,8 @@ TEST(Conformance, IgnoredInputStridesFailOnlyTheStridedCases) {
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_EQ(status_of(r, "add.f32.0"), "pass") << "contiguous operands of one shape must still pass";
   EXPECT_EQ(status_of(r, "add.f32.1"), "fail") << "a permuted input with a broadcast partner must fail";
-  for (const auto& id : failed_ids(r.out)) EXPECT_TRUE(starts_with(id, "add.f32.")) << id;
+  // sub is right; add's judged rerun in other strides fails too (add.rerun).
+  for (const auto& id : failed_ids(r.out)) EXPECT_TRUE(starts_with(id, "add.f32.") || id == "add.rerun") << id;
   EXPECT_NE(block_of(r.out, "add.f32.1").find("permuted"), std::string::npos) << r.out;
 }
 
@@ -237,8 +239,13 @@ TEST(Conformance, PowAsExpOfYLogXIsCaughtByThePowGrid) {
   const SuiteRun r = conformance(broken("pow-exp-log"), "--filter 'pow.f32.*'");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_EQ(status_of(r, "pow.f32.ulp_sweep"), "fail") << r.out;
-  for (const auto& id : failed_ids(r.out)) {  // the large_tail case's results reach 1e35: it may see it too
-    EXPECT_TRUE(id == "pow.f32.ulp_sweep" || id == "pow.f32.large_tail") << id << " failed\n" << r.out;
+  // The large_tail case's results reach 1e35, and the dense threshold cases of 4096 and 4097
+  // elements (conformance/threshold_cases.cpp) draw exponents up to 3: they may see it too.
+  for (const auto& id : failed_ids(r.out)) {
+    EXPECT_TRUE(id == "pow.f32.ulp_sweep" || id == "pow.f32.large_tail" || id == "pow.f32.n4096" ||
+                id == "pow.f32.n4097")
+        << id << " failed\n"
+        << r.out;
   }
   EXPECT_EQ(status_of(r, "pow.f32.ulp_sweep_strided"), "pass") << r.out;
   EXPECT_EQ(status_of(r, "pow.f32.0"), "pass") << r.out;
@@ -330,9 +337,16 @@ TEST(Conformance, SoftmaxWithoutTheMaxSubtractedFailsOnLargeFiniteLogits) {
 TEST(Conformance, LayerNormWithAOnePassVarianceFailsOnlyTheLargeRows) {
   const SuiteRun r = conformance(broken("norm-one-pass-variance"), "--level full --filter 'layer_norm.*,rms_norm.*'");
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_EQ(failed_ids(r.out), (std::vector<std::string>{"layer_norm.f32.large_rows", "layer_norm.f64.large_rows",
-                                                         "layer_norm.f16.large_rows"}))
-      << r.out;
+  // Every large_rows case of layer_norm fails but bf16's; of the threshold cases only those
+  // of thousands of random rows fail, where some row happens to have a small spread.
+  const std::vector<std::string> failed = failed_ids(r.out);
+  for (const char* id : {"layer_norm.f32.large_rows", "layer_norm.f64.large_rows", "layer_norm.f16.large_rows"}) {
+    EXPECT_NE(std::find(failed.begin(), failed.end(), id), failed.end()) << id << "\n" << r.out;
+  }
+  for (const auto& id : failed) {
+    EXPECT_TRUE(id.ends_with(".large_rows") || id.ends_with(".rows_4096") || id.ends_with(".rows_4097")) << id;
+    EXPECT_TRUE(starts_with(id, "layer_norm.")) << id;
+  }
   EXPECT_EQ(status_of(r, "layer_norm.f32.large_tail"), "pass") << r.out;
   EXPECT_EQ(status_of(r, "rms_norm.f32.large_rows"), "pass") << r.out;
   const std::string block = block_of(r.out, "layer_norm.f32.large_rows");
