@@ -136,9 +136,7 @@ ctl_status* run_conv(const OpContext& ctx, ctl_op_id op) {
   const size_t split_at = p.words.size();
   for (int64_t part = 0; part < parts; ++part) {
     p.words.resize(split_at);
-    p.add(static_cast<uint32_t>(part * rows_per_part));
-    p.add(static_cast<uint32_t>(std::min(rows, (part + 1) * rows_per_part)));
-    p.add((part > 0 ? 1u : 0u) | (part + 1 < parts ? 2u : 0u));
+    p.add_part(part, parts, rows_per_part, rows);
     CTL_SDK_RETURN_IF_ERROR(ctx.dispatch("conv_weight." + t, kLoopLocal, {}, groups, 1, p,
                                          {reads(v.dy), reads(v.x), reads(v.dy), writes(v.out), writes(carry)}));
   }

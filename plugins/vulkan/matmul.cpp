@@ -208,9 +208,7 @@ ctl_status* run_matmul(const OpContext& ctx) {
     const size_t part_words = p.words.size();
     for (int64_t part = 0; part < parts; ++part) {
       p.words.resize(part_words);
-      p.add(static_cast<uint32_t>(part * kDepthPerDispatch));
-      p.add(static_cast<uint32_t>(std::min(K, (part + 1) * kDepthPerDispatch)));
-      p.add((part > 0 ? 1u : 0u) | (part + 1 < parts ? 2u : 0u));
+      p.add_part(part, parts, kDepthPerDispatch, K);
       CTL_SDK_RETURN_IF_ERROR(ctx.dispatch(name, 16, {}, static_cast<uint32_t>(tiles_n),
                                            static_cast<uint32_t>(tiles_m), p,
                                            {reads(a), reads(b), writes(out), reads(bias_arg), writes(carry)}));

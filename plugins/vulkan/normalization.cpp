@@ -203,9 +203,7 @@ ctl_status* run_norm_backward(const OpContext& ctx, bool layer) {
   const size_t split_at = p.words.size();
   for (int64_t part = 0; part < std::max<int64_t>(parts, 1); ++part) {
     p.words.resize(split_at);
-    p.add(static_cast<uint32_t>(part * rows_per_part));
-    p.add(static_cast<uint32_t>(std::min(prow.numel, (part + 1) * rows_per_part)));
-    p.add((part > 0 ? 1u : 0u) | (part + 1 < parts ? 2u : 0u));
+    p.add_part(part, parts, rows_per_part, prow.numel);
     CTL_SDK_RETURN_IF_ERROR(ctx.dispatch(variant(ctx, "norm_params", x.dtype), 64, {op}, groups, 1, p,
                                          {reads(v.dy), reads(x), reads(mean), reads(v.rstd),
                                           writes(v.has_dweight ? v.dweight : v.dx),

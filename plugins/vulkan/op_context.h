@@ -11,6 +11,7 @@
 //  - a variant is named "<family>.<dtype tags>" and built from the family's one template.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -98,6 +99,14 @@ struct Params {
   void add_iteration(const Iteration& it, const DeviceView* const* views, size_t count);
   // The same with the views' element offsets given directly.
   void add_iteration(const Iteration& it, std::initializer_list<uint32_t> offsets);
+  // Part `part` of `parts` of work [0, total) split in parts of `per_part` (kLoopBudget): its
+  // [begin, end) and its carry flags, 1 when an earlier part left its sums in the carry, 2
+  // when a later part goes on from them.
+  void add_part(int64_t part, int64_t parts, int64_t per_part, int64_t total) {
+    add(static_cast<uint32_t>(part * per_part));
+    add(static_cast<uint32_t>(std::min(total, (part + 1) * per_part)));
+    add((part > 0 ? 1u : 0u) | (part + 1 < parts ? 2u : 0u));
+  }
 };
 
 // One storage buffer of a dispatch.

@@ -131,9 +131,7 @@ ctl_status* run_reduce(const OpContext& ctx) {
   for (uint32_t sweep = two_sweeps ? 0 : 2; sweep <= (two_sweeps ? 1u : 2u); ++sweep) {
     for (int64_t k = 0; k < parts; ++k) {
       p.words.resize(split_at);
-      p.add(static_cast<uint32_t>(k * part));
-      p.add(static_cast<uint32_t>(std::min(red.numel, (k + 1) * part)));
-      p.add((k > 0 ? 1u : 0u) | (k + 1 < parts ? 2u : 0u));
+      p.add_part(k, parts, part, red.numel);
       p.add(sweep);
       CTL_SDK_RETURN_IF_ERROR(ctx.dispatch(variant, kLoopLocal, {static_cast<int32_t>(op)},
                                            static_cast<uint32_t>(groups), 1, p,
