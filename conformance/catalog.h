@@ -71,6 +71,18 @@ void norm_large_row_cases(Catalog& cat, ctl_op_id op, ctl_dtype d);
 void run_reduce(Harness& h, ctl_op_id op, ctl_dtype d, const Operand& x, const std::vector<int64_t>& shape,
                 const std::vector<int32_t>& axes, bool keepdims);
 
+// A tensor's elements in row-major order, widened to double (training_cases.cpp).
+std::vector<double> host_values(const ctl_tensor* t);
+// A forward op's outputs on the reference (the backward ops' y, mean and rstd inputs).
+std::vector<TensorPtr> reference_run(ctl_op_id op, const std::vector<ctl_tensor*>& inputs, const void* attrs,
+                                     size_t output_count);
+// layer_norm_backward's (layer) or rms_norm_backward's tolerances of dx, dweight and dbias
+// for rows x n values x, dy, weight and the forward's rstd and mean (zeros for rms_norm):
+// the S of conformance/README.md's table, per element.
+std::vector<Tolerance> norm_backward_tolerances(bool layer, int64_t rows, int64_t n, const std::vector<double>& xv,
+                                                const std::vector<double>& gv, const std::vector<double>& wv,
+                                                const std::vector<double>& rstd, const std::vector<double>& mean);
+
 // cast from `from` to `to` on the values where rounding twice, truncating wrongly or
 // wrapping wrongly shows: "cast.<from>.rounding_<to>" (cast_rounding_cases.cpp).
 void cast_rounding_cases(Catalog& cat, ctl_dtype from, ctl_dtype to);

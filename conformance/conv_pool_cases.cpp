@@ -134,17 +134,7 @@ void run_conv(Harness& h, ctl_op_id op, ctl_dtype d, const ConvVariant& v) {
       n_terms = static_cast<double>(v.n * oh * ow);
     }
   }
-  std::vector<TensorPtr> keep;
-  std::vector<ctl_tensor*> abs_in;
-  for (size_t k = 0; k < ins.size(); ++k) {
-    if (abs_of[k]) {
-      keep.push_back(h.reference_abs(*ins[k]));
-      abs_in.push_back(keep.back().get());
-    } else {
-      abs_in.push_back(ins[k]->reference.get());
-    }
-  }
-  const Tolerance tol = sum_tolerance(n_terms, h.reference_values(op, abs_in, attrs_ptr));
+  const Tolerance tol = sum_tolerance(n_terms, h.reference_abs_values(op, ins, abs_of, attrs_ptr));
   h.run(op, ins, attrs_ptr, 1, {tol}, v.out);
 }
 

@@ -335,16 +335,10 @@ void run_matmul(Harness& h, ctl_dtype d, const MatmulVariant& c, OutputLayout ou
     // not grow magnitudes much: gelu' <= 1.13, plus its own rounding).
     tol.kind = Tol::kSum;
     tol.n = static_cast<double>(k) + 4;
-    std::vector<TensorPtr> keep;
-    std::vector<ctl_tensor*> abs_in;
-    for (const Operand* in : ins) {
-      keep.push_back(h.reference_abs(*in));
-      abs_in.push_back(keep.back().get());
-    }
     ctl_matmul_attrs abs_attrs = attrs;
     abs_attrs.alpha = std::fabs(alpha);
     abs_attrs.activation = CTL_ACTIVATION_NONE;
-    tol.scale = h.reference_values(CTL_OP_MATMUL, abs_in, &abs_attrs);
+    tol.scale = h.reference_abs_values(CTL_OP_MATMUL, ins, {}, &abs_attrs);
     if (c.act != CTL_ACTIVATION_NONE) {
       for (double& v : tol.scale) v = 1.2 * v + 8;
     }

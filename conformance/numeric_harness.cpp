@@ -445,6 +445,21 @@ std::vector<double> Harness::reference_values(ctl_op_id op, const std::vector<ct
   return v;
 }
 
+std::vector<double> Harness::reference_abs_values(ctl_op_id op, const std::vector<const Operand*>& inputs,
+                                                  const std::vector<bool>& abs_of, const void* attrs) {
+  std::vector<TensorPtr> keep;
+  std::vector<ctl_tensor*> in;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (abs_of.empty() || abs_of[k]) {
+      keep.push_back(reference_abs(*inputs[k]));
+      in.push_back(keep.back().get());
+    } else {
+      in.push_back(inputs[k]->reference.get());
+    }
+  }
+  return reference_values(op, in, attrs);
+}
+
 void Harness::run(ctl_op_id op, const std::vector<const Operand*>& inputs, const void* attrs, size_t output_count,
                   const std::vector<Tolerance>& tols, OutputLayout out_layout, const Operand* initial) {
   run(op, inputs, attrs, initial ? 1 : output_count, tols, out_layout,

@@ -83,6 +83,10 @@ class Harness {
                                        const void* attrs);
   // |x| of an operand on the reference device.
   TensorPtr reference_abs(const Operand& operand);
+  // `op` on the reference over |input k| where abs_of[k] (all of them when abs_of is empty),
+  // the input itself elsewhere: a sum's S, the same sum over magnitudes.
+  std::vector<double> reference_abs_values(ctl_op_id op, const std::vector<const Operand*>& inputs,
+                                           const std::vector<bool>& abs_of, const void* attrs);
 
   CaseContext& context() { return ctx_; }
 

@@ -79,16 +79,10 @@ void run_gemm(Harness& h, ctl_dtype d, const Gemm& g) {
   }
   Tolerance tol;
   if (is_float(d)) {
-    std::vector<TensorPtr> keep;
-    std::vector<ctl_tensor*> abs_in;
-    for (const Operand* in : ins) {
-      keep.push_back(h.reference_abs(*in));
-      abs_in.push_back(keep.back().get());
-    }
     ctl_matmul_attrs abs_attrs = attrs;
     abs_attrs.alpha = std::fabs(attrs.alpha);
     abs_attrs.beta = 0;  // the reference's output has no old contents: beta's term is added below
-    std::vector<double> scale = h.reference_values(CTL_OP_MATMUL, abs_in, &abs_attrs);
+    std::vector<double> scale = h.reference_abs_values(CTL_OP_MATMUL, ins, {}, &abs_attrs);
     for (double& s : scale) s += 2 * std::fabs(attrs.beta);
     tol = sum_tolerance(static_cast<double>(k) + 4, std::move(scale));
   }
@@ -506,28 +500,6 @@ void movement_threshold_cases(Catalog& cat) {
 // vulkan loops are common.glsl's FOR_EACH_ITEM over loop_groups, as elementwise's: the
 // elementwise cases above cross its 524288 items for them all.
 
-// A contiguous tensor's elements in row-major order, widened to double.
-std::vector<double> host_values(const ctl_tensor* t) {
-  const ctl_dtype d = ctl_tensor_dtype(t);
-  const size_t size = ctl_dtype_size(d);
-  std::vector<unsigned char> bytes(static_cast<size_t>(ctl_tensor_numel(t)) * size);
-  check_ok(ctl_tensor_to_host(t, bytes.data(), bytes.size()), "internal: reading values from the reference");
-  std::vector<double> v(bytes.size() / size);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = load(bytes.data() + i * size, d);
-  return v;
-}
-
-// A forward op's outputs on the reference (the backward ops' y, mean and rstd inputs).
-std::vector<TensorPtr> reference_run(ctl_op_id op, const std::vector<ctl_tensor*>& inputs, const void* attrs,
-                                     size_t output_count) {
-  std::vector<ctl_tensor*> outs(output_count, nullptr);
-  check_ok(ctl_op_run(op, inputs.size(), inputs.data(), attrs, output_count, outs.data()),
-           std::string("internal: ") + ctl_op_name(op) + " on the reference");
-  std::vector<TensorPtr> owned;
-  for (ctl_tensor* t : outs) owned.emplace_back(t);
-  return owned;
-}
-
 // adamw_step (step 3, random state) and sgd_step (momentum 0.9, random buffer) of n
 // parameters in [-2, 2]: kTranscendental, as run_adamw and run_sgd.
 void run_optimizer(Harness& h, ctl_op_id op, ctl_dtype d, int64_t n) {
@@ -630,27 +602,8 @@ void run_norm_grad(Harness& h, ctl_op_id op, ctl_dtype d, const std::vector<int6
   ins.push_back(&w);
   const std::vector<double> xv = host_values(x.reference.get()), gv = host_values(dy.reference.get());
   const std::vector<double> wv = host_values(w.reference.get());
-  std::vector<double> s_dx(xv.size()), s_dw(static_cast<size_t>(n), 0), s_db(static_cast<size_t>(n), 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const double rs = rstd[static_cast<size_t>(r)], mu = std::fabs(mean[static_cast<size_t>(r)]);
-    double mean_g = 0, mean_gx = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const size_t e = static_cast<size_t>(r * n + i);
-      const double g = std::fabs(gv[e] * wv[static_cast<size_t>(i)]), xh = rs * (std::fabs(xv[e]) + mu);
-      mean_g += g / static_cast<double>(n);
-      mean_gx += g * xh / static_cast<double>(n);
-      s_dw[static_cast<size_t>(i)] += std::fabs(gv[e]) * xh;
-      s_db[static_cast<size_t>(i)] += std::fabs(gv[e]);
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const size_t e = static_cast<size_t>(r * n + i);
-      const double g = std::fabs(gv[e] * wv[static_cast<size_t>(i)]), xh = rs * (std::fabs(xv[e]) + mu);
-      s_dx[e] = rs * (g + (layer ? mean_g : 0) + xh * mean_gx);
-    }
-  }
-  std::vector<Tolerance> tols = {sum_tolerance(static_cast<double>(n) + 12, s_dx),
-                                 sum_tolerance(static_cast<double>(rows) + 4, s_dw)};
-  if (layer) tols.push_back(sum_tolerance(static_cast<double>(rows), s_db));
+  std::vector<Tolerance> tols = norm_backward_tolerances(layer, rows, n, xv, gv, wv, rstd, mean);
+  if (!layer) tols.pop_back();  // rms_norm_backward has no dbias
   h.run(op, ins, &norm, tols.size(), tols);
 }
 
@@ -718,17 +671,7 @@ void run_conv_rows(Harness& h, ctl_op_id op, ctl_dtype d, int64_t batch, int64_t
     abs_of = {true, !input_grad, input_grad};
     n_terms = static_cast<double>(input_grad ? out_channels : batch * width);
   }
-  std::vector<TensorPtr> keep;
-  std::vector<ctl_tensor*> abs_in;
-  for (size_t k = 0; k < ins.size(); ++k) {
-    if (abs_of[k]) {
-      keep.push_back(h.reference_abs(*ins[k]));
-      abs_in.push_back(keep.back().get());
-    } else {
-      abs_in.push_back(ins[k]->reference.get());
-    }
-  }
-  h.run(op, ins, nullptr, 1, {sum_tolerance(n_terms, h.reference_values(op, abs_in, nullptr))});
+  h.run(op, ins, nullptr, 1, {sum_tolerance(n_terms, h.reference_abs_values(op, ins, abs_of, nullptr))});
 }
 
 // The pooling ops over 1x1 windows of x [2, 1, 1, width]: run_pool's tolerances.

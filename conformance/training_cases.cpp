@@ -29,6 +29,55 @@
 #include "numeric_harness.h"
 
 namespace catalyst::conformance {
+
+// A tensor's elements in row-major order, widened to double.
+std::vector<double> host_values(const ctl_tensor* t) {
+  const ctl_dtype d = ctl_tensor_dtype(t);
+  const size_t size = ctl_dtype_size(d);
+  std::vector<unsigned char> bytes(static_cast<size_t>(ctl_tensor_numel(t)) * size);
+  check_ok(ctl_tensor_to_host(t, bytes.data(), bytes.size()), "internal: reading values from the reference");
+  std::vector<double> v(bytes.size() / size);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = load(bytes.data() + i * size, d);
+  return v;
+}
+
+// Runs a forward op on the reference (ctl_op_run) and returns its outputs.
+std::vector<TensorPtr> reference_run(ctl_op_id op, const std::vector<ctl_tensor*>& inputs, const void* attrs,
+                                     size_t output_count) {
+  std::vector<ctl_tensor*> outs(output_count, nullptr);
+  check_ok(ctl_op_run(op, inputs.size(), inputs.data(), attrs, output_count, outs.data()),
+           std::string("internal: ") + ctl_op_name(op) + " on the reference");
+  std::vector<TensorPtr> owned;
+  for (ctl_tensor* t : outs) owned.emplace_back(t);
+  return owned;
+}
+
+std::vector<Tolerance> norm_backward_tolerances(bool layer, int64_t rows, int64_t n, const std::vector<double>& xv,
+                                                const std::vector<double>& gv, const std::vector<double>& wv,
+                                                const std::vector<double>& rstd, const std::vector<double>& mean) {
+  std::vector<double> s_dx(static_cast<size_t>(rows * n)), s_dw(static_cast<size_t>(n), 0),
+      s_db(static_cast<size_t>(n), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const double rs = rstd[static_cast<size_t>(r)], mu = std::fabs(mean[static_cast<size_t>(r)]);
+    double mean_g = 0, mean_gx = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t e = static_cast<size_t>(r * n + i);
+      const double g = std::fabs(gv[e] * wv[static_cast<size_t>(i)]), xh = rs * (std::fabs(xv[e]) + mu);
+      mean_g += g / static_cast<double>(n);
+      mean_gx += g * xh / static_cast<double>(n);
+      s_dw[static_cast<size_t>(i)] += std::fabs(gv[e]) * xh;
+      s_db[static_cast<size_t>(i)] += std::fabs(gv[e]);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t e = static_cast<size_t>(r * n + i);
+      const double g = std::fabs(gv[e] * wv[static_cast<size_t>(i)]), xh = rs * (std::fabs(xv[e]) + mu);
+      s_dx[e] = rs * (g + (layer ? mean_g : 0) + xh * mean_gx);
+    }
+  }
+  return {sum_tolerance(static_cast<double>(n) + 12, s_dx), sum_tolerance(static_cast<double>(rows) + 4, s_dw),
+          sum_tolerance(static_cast<double>(rows), s_db)};
+}
+
 namespace {
 
 constexpr int64_t kLarge = 4096;  // kLarge^2 = 2^24 elements
@@ -57,17 +106,6 @@ std::vector<double> uniform_values(std::mt19937_64& rng, int64_t n, double lo, d
   return v;
 }
 
-// A tensor's elements in row-major order, widened to double.
-std::vector<double> host_values(const ctl_tensor* t) {
-  const ctl_dtype d = ctl_tensor_dtype(t);
-  const size_t size = ctl_dtype_size(d);
-  std::vector<unsigned char> bytes(static_cast<size_t>(ctl_tensor_numel(t)) * size);
-  check_ok(ctl_tensor_to_host(t, bytes.data(), bytes.size()), "internal: reading values from the reference");
-  std::vector<double> v(bytes.size() / size);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = load(bytes.data() + i * size, d);
-  return v;
-}
-
 // A contiguous tensor on the reference device only (the input of a forward op whose result
 // a case uses as its own input).
 TensorPtr reference_tensor(Harness& h, ctl_dtype d, const std::vector<int64_t>& shape,
@@ -80,16 +118,6 @@ TensorPtr reference_tensor(Harness& h, ctl_dtype d, const std::vector<int64_t>& 
   return TensorPtr(t);
 }
 
-// Runs a forward op on the reference (ctl_op_run) and returns its outputs.
-std::vector<TensorPtr> reference_run(ctl_op_id op, const std::vector<ctl_tensor*>& inputs, const void* attrs,
-                                     size_t output_count) {
-  std::vector<ctl_tensor*> outs(output_count, nullptr);
-  check_ok(ctl_op_run(op, inputs.size(), inputs.data(), attrs, output_count, outs.data()),
-           std::string("internal: ") + ctl_op_name(op) + " on the reference");
-  std::vector<TensorPtr> owned;
-  for (ctl_tensor* t : outs) owned.emplace_back(t);
-  return owned;
-}
 
 // An input holding exactly `values` (row-major in `shape`) in `layout`, on both devices:
 // contiguous, permuted (a random permutation other than the identity of a contiguous base)
@@ -879,28 +907,7 @@ void run_norm_backward(Harness& h, ctl_op_id op, ctl_dtype d, const NormBackward
   const std::vector<double> xv = host_values(x.reference.get()), gv = host_values(dy.reference.get());
   const std::vector<double> wv =
       v.weight ? host_values(w.reference.get()) : std::vector<double>(static_cast<size_t>(n), 1.0);
-  std::vector<double> s_dx(static_cast<size_t>(rows * n)), s_dw(static_cast<size_t>(n), 0),
-      s_db(static_cast<size_t>(n), 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const double rs = rstd[static_cast<size_t>(r)], mu = std::fabs(mean[static_cast<size_t>(r)]);
-    double mean_g = 0, mean_gx = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const size_t e = static_cast<size_t>(r * n + i);
-      const double g = std::fabs(gv[e] * wv[static_cast<size_t>(i)]), xh = rs * (std::fabs(xv[e]) + mu);
-      mean_g += g / static_cast<double>(n);
-      mean_gx += g * xh / static_cast<double>(n);
-      s_dw[static_cast<size_t>(i)] += std::fabs(gv[e]) * xh;
-      s_db[static_cast<size_t>(i)] += std::fabs(gv[e]);
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const size_t e = static_cast<size_t>(r * n + i);
-      const double g = std::fabs(gv[e] * wv[static_cast<size_t>(i)]), xh = rs * (std::fabs(xv[e]) + mu);
-      s_dx[e] = rs * (g + (layer ? mean_g : 0) + xh * mean_gx);
-    }
-  }
-  const std::vector<Tolerance> tols = {sum_tolerance(static_cast<double>(n) + 12, s_dx),
-                                       sum_tolerance(static_cast<double>(rows) + 4, s_dw),
-                                       sum_tolerance(static_cast<double>(rows), s_db)};
+  const std::vector<Tolerance> tols = norm_backward_tolerances(layer, rows, n, xv, gv, wv, rstd, mean);
   std::vector<bool> requested = {true, v.dweight};
   if (layer) requested.push_back(v.dbias);
   h.run(op, ins, &norm, requested.size(), tols, v.out, {}, requested);
