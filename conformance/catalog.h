@@ -15,6 +15,13 @@ namespace catalyst::conformance {
 using Body = std::function<void(Harness&)>;
 
 inline const std::vector<ctl_dtype> kFloat = {CTL_DTYPE_F32, CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16};
+// The dtype lists of docs/ops.md: numeric ops, every dtype, matmul.
+inline const std::vector<ctl_dtype> kNumeric = {CTL_DTYPE_F32, CTL_DTYPE_I32,  CTL_DTYPE_I64, CTL_DTYPE_F64,
+                                                CTL_DTYPE_F16, CTL_DTYPE_BF16, CTL_DTYPE_I8,  CTL_DTYPE_U8};
+inline const std::vector<ctl_dtype> kAll = {CTL_DTYPE_F32,  CTL_DTYPE_I32, CTL_DTYPE_I64,  CTL_DTYPE_BOOL, CTL_DTYPE_F64,
+                                            CTL_DTYPE_F16,  CTL_DTYPE_BF16, CTL_DTYPE_I8,  CTL_DTYPE_U8};
+inline const std::vector<ctl_dtype> kMatmul = {CTL_DTYPE_F32, CTL_DTYPE_I32, CTL_DTYPE_I64,
+                                               CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16};
 
 // Appends cases, numbering them per (op, dtype) in catalog order so ids stay stable: append
 // variants, never reorder them. A case whose dtypes are all required ones gets

@@ -23,12 +23,6 @@ namespace {
 
 constexpr int64_t kLarge = 4096;  // kLarge^2 = 2^24 elements
 
-const std::vector<ctl_dtype> kNumeric = {CTL_DTYPE_F32, CTL_DTYPE_I32,  CTL_DTYPE_I64, CTL_DTYPE_F64,
-                                         CTL_DTYPE_F16, CTL_DTYPE_BF16, CTL_DTYPE_I8,  CTL_DTYPE_U8};
-const std::vector<ctl_dtype> kAll = {CTL_DTYPE_F32, CTL_DTYPE_I32,  CTL_DTYPE_I64, CTL_DTYPE_BOOL, CTL_DTYPE_F64,
-                                     CTL_DTYPE_F16, CTL_DTYPE_BF16, CTL_DTYPE_I8,  CTL_DTYPE_U8};
-const std::vector<ctl_dtype> kMatmul = {CTL_DTYPE_F32, CTL_DTYPE_I32, CTL_DTYPE_I64,
-                                        CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16};
 
 // A random shape of `rank` with small dims (rarely 0), and a broadcast partner of it:
 // leading axes dropped and some axes set to 1.

@@ -28,14 +28,6 @@
 namespace catalyst::conformance {
 namespace {
 
-// The dtype lists of docs/ops.md as numeric_cases.cpp spells them (kFloat is catalog.h's).
-const std::vector<ctl_dtype> kNumeric = {CTL_DTYPE_F32, CTL_DTYPE_I32,  CTL_DTYPE_I64, CTL_DTYPE_F64,
-                                         CTL_DTYPE_F16, CTL_DTYPE_BF16, CTL_DTYPE_I8,  CTL_DTYPE_U8};
-const std::vector<ctl_dtype> kAll = {CTL_DTYPE_F32, CTL_DTYPE_I32,  CTL_DTYPE_I64, CTL_DTYPE_BOOL, CTL_DTYPE_F64,
-                                     CTL_DTYPE_F16, CTL_DTYPE_BF16, CTL_DTYPE_I8,  CTL_DTYPE_U8};
-const std::vector<ctl_dtype> kMatmul = {CTL_DTYPE_F32, CTL_DTYPE_I32, CTL_DTYPE_I64,
-                                        CTL_DTYPE_F64, CTL_DTYPE_F16, CTL_DTYPE_BF16};
-
 // "n16385" and the like.
 std::string sized(const char* prefix, int64_t n) {
   return prefix + std::to_string(n);
