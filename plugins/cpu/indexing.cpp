@@ -8,6 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "catalyst/sdk/bind_movement.hpp"
 #include "dtype_dispatch.h"
 #include "elementwise.h"
 #include "kernels.h"
@@ -68,27 +69,6 @@ ctl_status* build(const OpContext& ctx, const View& big, const char* big_name, c
   return nullptr;
 }
 
-ctl_status* axis_of(const OpContext& ctx, uint32_t rank, uint32_t* out_axis) {
-  ctl_axis_attrs attrs;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&attrs, sizeof attrs, CTL_AXIS_ATTRS_STRUCT_SIZE, "ctl_axis_attrs", &given));
-  int64_t axis = given ? attrs.axis : 0;
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= static_cast<int64_t>(rank)) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.axis %d is out of range for rank %u", attrs.axis, rank);
-  }
-  *out_axis = static_cast<uint32_t>(axis);
-  return nullptr;
-}
-
-ctl_status* check_index(const OpContext& ctx, const View& index) {
-  if (index.dtype != CTL_DTYPE_I32 && index.dtype != CTL_DTYPE_I64) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 1 (index) has dtype %s, expected i32 or i64",
-                    dtype_name(index.dtype));
-  }
-  return nullptr;
-}
-
 // out[..., index[j], ...] += src[..., j, ...] into `out` (of type D) from src (of type S).
 // Threads split the post block, never the index positions: every output element
 // receives its additions from one thread, in index order, whatever the thread count.
@@ -132,11 +112,11 @@ ctl_status* run_gather(const OpContext& ctx) {
   CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "x", &x));
   CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "index", &index));
   CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "out", &out));
-  CTL_SDK_RETURN_IF_ERROR(check_index(ctx, index));
+  CTL_SDK_RETURN_IF_ERROR(sdk::check_index(ctx, index));
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", x.dtype));
   if (x.rank == 0) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 0 (x) must have rank >= 1");
   uint32_t axis;
-  CTL_SDK_RETURN_IF_ERROR(axis_of(ctx, x.rank, &axis));
+  CTL_SDK_RETURN_IF_ERROR(sdk::read_axis(ctx, x.rank, &axis));
   Geometry g;
   CTL_SDK_RETURN_IF_ERROR(build(ctx, out, "output 0 (out)", x, index, axis, true, &g));
   if (out.numel() == 0) return nullptr;
@@ -180,13 +160,13 @@ ctl_status* run_scatter_add(const OpContext& ctx) {
   CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "index", &index));
   CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "src", &src));
   CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "out", &out));
-  CTL_SDK_RETURN_IF_ERROR(check_index(ctx, index));
+  CTL_SDK_RETURN_IF_ERROR(sdk::check_index(ctx, index));
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(src, "input 2 (src)", target.dtype));
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", target.dtype));
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(out, "output 0 (out)", target, "input 0 (target)"));
   if (target.rank == 0) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 0 (target) must have rank >= 1");
   uint32_t axis;
-  CTL_SDK_RETURN_IF_ERROR(axis_of(ctx, target.rank, &axis));
+  CTL_SDK_RETURN_IF_ERROR(sdk::read_axis(ctx, target.rank, &axis));
   Geometry g;
   CTL_SDK_RETURN_IF_ERROR(build(ctx, src, "input 2 (src)", out, index, axis, false, &g));
   ctl_status* status = nullptr;

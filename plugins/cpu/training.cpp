@@ -14,9 +14,7 @@
 #include <cmath>
 #include <limits>
 
-#include "catalyst/sdk/adamw_attrs.hpp"
-#include "catalyst/sdk/sgd_attrs.hpp"
-#include "catalyst/sdk/view_check.hpp"
+#include "catalyst/sdk/bind_training.hpp"
 #include "dtype_dispatch.h"
 #include "kernels.h"
 #include "tensor_iter.h"
@@ -32,64 +30,10 @@ int64_t row_grain(int64_t n) {
   return std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(n, 1));
 }
 
-ctl_status* expect_scalar(const OpContext& ctx, const View& v, const char* what) {
-  if (v.rank == 0) return nullptr;
-  return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s must be a scalar (rank 0) for a MEAN or SUM reduction, not rank %u",
-                  what, v.rank);
-}
-
 // ---- cross_entropy and cross_entropy_backward ------------------------------------------
 
-struct CrossEntropy {
-  View logits, target, grad, out;  // grad: cross_entropy_backward's grad_loss
-  int64_t reduction = CTL_REDUCTION_MEAN;
-  int64_t ignore_index = 0;
-  bool ignore_set = false;
-  bool ignored(int64_t t) const { return ignore_set && t == ignore_index; }
-};
-
-ctl_status* cross_entropy_views(const OpContext& ctx, bool backward, CrossEntropy* v) {
-  const uint32_t inputs = backward ? 3 : 2;
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(inputs, inputs, 1, 1));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "logits", &v->logits));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "target", &v->target));
-  if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "grad_loss", &v->grad));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, backward ? "grad_logits" : "loss", &v->out));
-  if (v->logits.rank == 0) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 0 (logits) is a scalar; it needs a class axis");
-  }
-  if (v->target.dtype != CTL_DTYPE_I32 && v->target.dtype != CTL_DTYPE_I64) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 1 (target) has dtype %s; class ids are i32 or i64",
-                    dtype_name(v->target.dtype));
-  }
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_leading_shape(v->target, "input 1 (target)", v->logits, "logits"));
-  // The normalised form always carries attrs; a zeroed (or absent) struct means MEAN.
-  ctl_cross_entropy_attrs attrs;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(
-      ctx.attrs(&attrs, sizeof attrs, CTL_CROSS_ENTROPY_ATTRS_STRUCT_SIZE, "ctl_cross_entropy_attrs", &given));
-  v->reduction = raw_enum(attrs.reduction);
-  if (v->reduction < CTL_REDUCTION_MEAN || v->reduction > CTL_REDUCTION_NONE) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.reduction %lld is not a ctl_reduction",
-                    static_cast<long long>(v->reduction));
-  }
-  v->ignore_index = attrs.ignore_index;
-  v->ignore_set = sdk::raw_bool(attrs.ignore_index_set);
-  const bool per_row = v->reduction == CTL_REDUCTION_NONE;
-  if (backward) {
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->grad, "input 2 (grad_loss)", v->logits.dtype));
-    if (per_row) {
-      CTL_SDK_RETURN_IF_ERROR(ctx.expect_leading_shape(v->grad, "input 2 (grad_loss)", v->logits, "logits"));
-    } else {
-      CTL_SDK_RETURN_IF_ERROR(expect_scalar(ctx, v->grad, "input 2 (grad_loss)"));
-    }
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, "output 0 (grad_logits)", v->logits.dtype));
-    return ctx.expect_same_shape(v->out, "output 0 (grad_logits)", v->logits, "input 0 (logits)");
-  }
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, "output 0 (loss)", v->logits.dtype));
-  if (per_row) return ctx.expect_leading_shape(v->out, "output 0 (loss)", v->logits, "logits");
-  return expect_scalar(ctx, v->out, "output 0 (loss)");
-}
+// The views and attrs of a loss call (sdk/bind_training.hpp).
+using CrossEntropy = sdk::CrossEntropyProblem<View>;
 
 // The row's max, NaN when the row holds one (then everything derived is NaN too).
 template <class T>
@@ -349,7 +293,7 @@ void sgd_elements(const OpContext& ctx, const View& grad, const View& param, con
 
 ctl_status* run_cross_entropy(const OpContext& ctx) {
   CrossEntropy v;
-  CTL_SDK_RETURN_IF_ERROR(cross_entropy_views(ctx, false, &v));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_cross_entropy(ctx, false, &v));
   const int64_t c = v.logits.shape[v.logits.rank - 1];
   const int64_t rows = v.target.numel();
   const int64_t block = std::max<int64_t>(1, kElementsPerBlock / std::max<int64_t>(c, 1));
@@ -367,7 +311,7 @@ ctl_status* run_cross_entropy(const OpContext& ctx) {
 
 ctl_status* run_cross_entropy_backward(const OpContext& ctx) {
   CrossEntropy v;
-  CTL_SDK_RETURN_IF_ERROR(cross_entropy_views(ctx, true, &v));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_cross_entropy(ctx, true, &v));
   const int64_t c = v.logits.shape[v.logits.rank - 1];
   if (v.logits.numel() == 0) return nullptr;
   Scratch scratch(ctx);
@@ -385,23 +329,11 @@ ctl_status* run_cross_entropy_backward(const OpContext& ctx) {
 }
 
 ctl_status* run_adamw_step(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 3, 3));
-  View grad, state[3];
-  static const char* const names[3] = {"output 0 (param)", "output 1 (exp_avg)", "output 2 (exp_avg_sq)"};
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "grad", &grad));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "param", &state[0]));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(1, "exp_avg", &state[1]));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(2, "exp_avg_sq", &state[2]));
-  for (int i = 0; i < 3; ++i) {
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(state[i], names[i], grad.dtype));
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(state[i], names[i], grad, "input 0 (grad)"));
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_distinct(state[i], names[i], "it is updated in place")));
-  }
-  ctl_adamw_attrs a;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_ADAMW_ATTRS_STRUCT_SIZE, "ctl_adamw_attrs", &given));
-  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; adamw_step needs a ctl_adamw_attrs");
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_adamw_attrs(a)));
+  sdk::AdamwProblem<View> ap;
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_adamw(ctx, &ap));
+  const View& grad = ap.grad;
+  const View* state = ap.state;
+  const ctl_adamw_attrs& a = ap.attrs;
   if (grad.numel() == 0) return nullptr;
   const bool known =
       dispatch_float(grad.dtype, [&](auto tag) { adamw_elements<typename decltype(tag)::type>(ctx, grad, state, a); });
@@ -410,28 +342,14 @@ ctl_status* run_adamw_step(const OpContext& ctx) {
 }
 
 ctl_status* run_sgd_step(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 2, 2));
-  View grad, param, buffer;
-  bool has_buffer = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "grad", &grad));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "param", &param));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(1, "momentum_buf", &buffer, true, &has_buffer));
-  ctl_sgd_attrs a;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_SGD_ATTRS_STRUCT_SIZE, "ctl_sgd_attrs", &given));
-  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; sgd_step needs a ctl_sgd_attrs");
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_sgd_attrs(a, has_buffer)));
-  const View* state[2] = {&param, has_buffer ? &buffer : nullptr};
-  static const char* const names[2] = {"output 0 (param)", "output 1 (momentum_buf)"};
-  for (int i = 0; i < 2; ++i) {
-    if (!state[i]) continue;
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(*state[i], names[i], grad.dtype));
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(*state[i], names[i], grad, "input 0 (grad)"));
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_distinct(*state[i], names[i], "it is updated in place")));
-  }
+  sdk::SgdProblem<View> sp;
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_sgd(ctx, &sp));
+  const View &grad = sp.grad, &param = sp.param;
+  const View* buffer = sp.has_buffer ? &sp.buffer : nullptr;
+  const ctl_sgd_attrs& a = sp.attrs;
   if (grad.numel() == 0) return nullptr;
   const bool known = dispatch_float(
-      grad.dtype, [&](auto tag) { sgd_elements<typename decltype(tag)::type>(ctx, grad, param, state[1], a); });
+      grad.dtype, [&](auto tag) { sgd_elements<typename decltype(tag)::type>(ctx, grad, param, buffer, a); });
   if (!known) return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(grad.dtype));
   return nullptr;
 }

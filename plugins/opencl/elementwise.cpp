@@ -3,6 +3,7 @@
 // Iteration walks all views; kernels/elementwise.cl holds one kernel per op, built per dtype.
 #include <string>
 
+#include "catalyst/sdk/bind_elementwise.hpp"
 #include "kernels.h"
 
 namespace catalyst::opencl {
@@ -33,19 +34,6 @@ ctl_status* run_strided(const OpContext& ctx, ctl_dtype dtype, const std::string
   }
 }
 
-// Two inputs of one dtype and one output of `out_dtype`, all of one shape.
-ctl_status* read_binary(const OpContext& ctx, DeviceView* a, DeviceView* b, DeviceView* y, const char* a_name,
-                        const char* b_name, const ctl_dtype* out_dtype) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(2, 2, 1, 1));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, a_name, a));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, b_name, b));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "y", y));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(*b, "input 1", a->dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(*y, "output 0 (y)", out_dtype ? *out_dtype : a->dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(*y, "output 0 (y)", *a, "input 0"));
-  return ctx.expect_same_shape(*y, "output 0 (y)", *b, "input 1");
-}
-
 }  // namespace
 
 ctl_status* run_unary(const OpContext& ctx) {
@@ -57,7 +45,7 @@ ctl_status* run_unary(const OpContext& ctx) {
 
 ctl_status* run_binary(const OpContext& ctx) {
   DeviceView a, b, y;
-  CTL_SDK_RETURN_IF_ERROR(read_binary(ctx, &a, &b, &y, "a", "b", nullptr));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_binary(ctx, &a, &b, &y, "a", "b", nullptr));
   const DeviceView* views[] = {&a, &b, &y};
   return run_strided(ctx, a.dtype, std::string("binary_") + ctx.name, views, 3);
 }
@@ -65,31 +53,21 @@ ctl_status* run_binary(const OpContext& ctx) {
 ctl_status* run_compare(const OpContext& ctx) {
   DeviceView a, b, y;
   const ctl_dtype boolean = CTL_DTYPE_BOOL;
-  CTL_SDK_RETURN_IF_ERROR(read_binary(ctx, &a, &b, &y, "a", "b", &boolean));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_binary(ctx, &a, &b, &y, "a", "b", &boolean));
   const DeviceView* views[] = {&a, &b, &y};
   return run_strided(ctx, a.dtype, std::string("compare_") + ctx.name, views, 3);
 }
 
 ctl_status* run_gelu_backward(const OpContext& ctx) {
   DeviceView dy, x, dx;
-  CTL_SDK_RETURN_IF_ERROR(read_binary(ctx, &dy, &x, &dx, "dy", "x", nullptr));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_binary(ctx, &dy, &x, &dx, "dy", "x", nullptr));
   const DeviceView* views[] = {&dy, &x, &dx};
   return run_strided(ctx, dy.dtype, ctx.name, views, 3);
 }
 
 ctl_status* run_where(const OpContext& ctx) {
   DeviceView cond, a, b, y;
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(3, 3, 1, 1));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "cond", &cond));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "a", &a));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "b", &b));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "y", &y));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(cond, "input 0 (cond)", CTL_DTYPE_BOOL));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(a, "input 1 (a)", y.dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(b, "input 2 (b)", y.dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(y, "output 0 (y)", cond, "input 0 (cond)"));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(y, "output 0 (y)", a, "input 1 (a)"));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(y, "output 0 (y)", b, "input 2 (b)"));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_where(ctx, &cond, &a, &b, &y));
   const DeviceView* views[] = {&cond, &a, &b, &y};
   return run_strided(ctx, y.dtype, "where_select", views, 4);
 }

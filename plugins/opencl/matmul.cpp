@@ -5,10 +5,10 @@
 // sliced and broadcast views need no copies; the tile shape is picked here from the
 // device's work-group and local-memory limits.
 #include <algorithm>
-#include <cmath>
+#include <iterator>
 #include <string>
-#include <utility>
 
+#include "catalyst/sdk/bind_matmul.hpp"
 #include "kernels.h"
 
 namespace catalyst::opencl {
@@ -47,46 +47,6 @@ constexpr TileConfig kGpuConfigs[] = {{64, 64, 16, 4, 4, false, 1},
                                       {16, 16, 16, 4, 4, false, 1},
                                       {4, 4, 4, 4, 4, false, 1}};
 
-// The strides of an operand's batch axes (all but its last two) aligned to the output's
-// batch axes: missing or size-1 axes broadcast with stride 0.
-ctl_status* batch_strides(const OpContext& ctx, const DeviceView& v, const char* name, const DeviceView& out,
-                          int64_t* strides) {
-  const uint32_t batch_rank = out.rank - 2;
-  const uint32_t v_batch = v.rank - 2;
-  if (v_batch > batch_rank) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has %u batch axes but the output has %u", name, v_batch,
-                    batch_rank);
-  }
-  for (uint32_t axis = 0; axis < batch_rank; ++axis) {
-    const int64_t v_axis = static_cast<int64_t>(axis) - static_cast<int64_t>(batch_rank - v_batch);
-    if (v_axis < 0) {
-      strides[axis] = 0;
-      continue;
-    }
-    const int64_t size = v.shape[v_axis];
-    if (size == out.shape[axis]) {
-      strides[axis] = size == 1 ? 0 : v.strides[v_axis];
-    } else if (size == 1) {
-      strides[axis] = 0;
-    } else {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s batch axis %lld has size %lld, the output's has %lld", name,
-                      static_cast<long long>(v_axis), static_cast<long long>(size),
-                      static_cast<long long>(out.shape[axis]));
-    }
-  }
-  return nullptr;
-}
-
-void swap_last_two(DeviceView* v) {
-  std::swap(v->shape[v->rank - 1], v->shape[v->rank - 2]);
-  std::swap(v->strides[v->rank - 1], v->strides[v->rank - 2]);
-}
-
-// Integer alpha and beta must be whole numbers in int64's range, as the reference requires.
-bool whole(double v) {
-  return v == std::trunc(v) && std::fabs(v) < 0x1.0p63;
-}
-
 // The kernel for `dtype` with the largest tile configuration the device and the built
 // kernel accept.
 ctl_status* tiled_kernel(const OpContext& ctx, ctl_dtype dtype, Kernel** out, TileConfig* config) {
@@ -124,97 +84,16 @@ ctl_status* tiled_kernel(const OpContext& ctx, ctl_dtype dtype, Kernel** out, Ti
 }  // namespace
 
 ctl_status* run_matmul(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(2, 3, 1, 1));
-  DeviceView a, b, bias, out;
-  bool has_bias = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "a", &a));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "b", &b));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "bias", &bias, true, &has_bias));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "out", &out));
-  ctl_matmul_attrs attrs;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&attrs, sizeof attrs, CTL_MATMUL_ATTRS_STRUCT_SIZE, "ctl_matmul_attrs", &given));
-  const double alpha = given && attrs.alpha_set ? attrs.alpha : 1.0;
-  const double beta = given ? attrs.beta : 0.0;
-  const int64_t activation = raw_enum(attrs.activation);  // zeroed (NONE) when attrs is NULL
-  if (activation < CTL_ACTIVATION_NONE || activation > CTL_ACTIVATION_GELU_TANH) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.activation %lld is not a ctl_activation",
-                    static_cast<long long>(activation));
-  }
-  const ctl_dtype dtype = a.dtype;
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(b, "input 1 (b)", dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", dtype));
-  if (has_bias) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(bias, "input 2 (bias)", dtype));
-  const bool is_float =
-      dtype == CTL_DTYPE_F32 || dtype == CTL_DTYPE_F64 || dtype == CTL_DTYPE_F16 || dtype == CTL_DTYPE_BF16;
-  if (!is_float && dtype != CTL_DTYPE_I32 && dtype != CTL_DTYPE_I64) {
-    return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(dtype));
-  }
-  if (!is_float && activation != CTL_ACTIVATION_NONE) {
-    return ctx.fail(CTL_STATUS_UNSUPPORTED, "a fused activation needs a float dtype, not %s", dtype_name(dtype));
-  }
-  if (!is_float && (!whole(alpha) || !whole(beta))) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "integer matmul needs whole alpha and beta, got %g and %g", alpha,
-                    beta);
-  }
-  if (a.rank < 2 || b.rank < 2 || out.rank < 2) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "a, b and out need rank >= 2 (got %u, %u, %u)", a.rank, b.rank,
-                    out.rank);
-  }
-  // The core applies transposes as strides; honour the flags anyway if a caller sets them.
-  if (given && attrs.transpose_a) swap_last_two(&a);
-  if (given && attrs.transpose_b) swap_last_two(&b);
-  const int64_t M = a.shape[a.rank - 2], K = a.shape[a.rank - 1], N = b.shape[b.rank - 1];
-  if (b.shape[b.rank - 2] != K) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "a is (..., %lld, %lld) but b is (..., %lld, %lld)",
-                    static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(b.shape[b.rank - 2]),
-                    static_cast<long long>(N));
-  }
-  if (out.shape[out.rank - 2] != M || out.shape[out.rank - 1] != N) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "output 0 (out) is (..., %lld, %lld), expected (..., %lld, %lld)",
-                    static_cast<long long>(out.shape[out.rank - 2]), static_cast<long long>(out.shape[out.rank - 1]),
-                    static_cast<long long>(M), static_cast<long long>(N));
-  }
-
-  // The batch axes of every operand as views of the output's batch shape, so that
-  // make_iteration merges them and orders them innermost first for ctl_unravel.
-  DeviceView batch[4];  // a, b, out, bias
-  const uint32_t batch_rank = out.rank - 2;
-  for (DeviceView& v : batch) {
-    v = out;
-    v.rank = batch_rank;
-  }
-  CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, a, "input 0 (a)", out, batch[0].strides));
-  CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, b, "input 1 (b)", out, batch[1].strides));
-  int64_t c_rs = 0, c_cs = 0;
-  if (has_bias) {
-    // The bias broadcasts to the whole output: pad it to the output's rank, then its
-    // matrix axes broadcast like its batch axes.
-    if (bias.rank > out.rank) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) has rank %u, more than the output's %u", bias.rank,
-                      out.rank);
-    }
-    DeviceView padded = bias;
-    const uint32_t lead = out.rank - bias.rank;
-    for (uint32_t i = 0; i < out.rank; ++i) {
-      padded.shape[i] = i >= lead ? bias.shape[i - lead] : 1;
-      padded.strides[i] = i >= lead ? bias.strides[i - lead] : 0;
-      if (padded.shape[i] == 1) padded.strides[i] = 0;
-      if (padded.shape[i] != 1 && padded.shape[i] != out.shape[i]) {
-        return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) does not broadcast to the output on axis %u", i);
-      }
-    }
-    padded.rank = out.rank;
-    CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, padded, "input 2 (bias)", out, batch[3].strides));
-    c_rs = padded.strides[out.rank - 2];
-    c_cs = padded.strides[out.rank - 1];
-  } else {
-    for (uint32_t i = 0; i < batch_rank; ++i) batch[3].strides[i] = 0;
-  }
-  int64_t batches = 1;
-  for (uint32_t i = 0; i < batch_rank; ++i) batches *= out.shape[i];
-  if (batches == 0 || M == 0 || N == 0) return nullptr;
-
+  sdk::MatmulProblem<DeviceView> mm;
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_matmul(ctx, &mm));
+  if (mm.empty()) return nullptr;
+  const DeviceView &a = mm.a, &b = mm.b, &out = mm.out, &bias = mm.bias;
+  const bool has_bias = mm.has_bias, is_float = mm.is_float;
+  const ctl_dtype dtype = mm.dtype;
+  const double alpha = mm.alpha, beta = mm.beta;
+  const int64_t M = mm.M, N = mm.N, K = mm.K, batches = mm.batches, activation = mm.activation;
+  DeviceView batch[4];  // a, b, out, bias along out's batch axes
+  sdk::matmul_batch_views(mm, batch);
   const DeviceView* batch_views[4] = {&batch[0], &batch[1], &batch[2], &batch[3]};
   const Iteration it = make_iteration(batch_views, 4);
 
@@ -222,9 +101,8 @@ ctl_status* run_matmul(const OpContext& ctx) {
   TileConfig config{};
   CTL_SDK_RETURN_IF_ERROR(tiled_kernel(ctx, dtype, &k, &config));
 
-  const int64_t a_rs = a.strides[a.rank - 2], a_cs = a.strides[a.rank - 1];
-  const int64_t b_rs = b.strides[b.rank - 2], b_cs = b.strides[b.rank - 1];
-  const int64_t o_rs = out.strides[out.rank - 2], o_cs = out.strides[out.rank - 1];
+  const int64_t a_rs = mm.a_rs, a_cs = mm.a_cs, b_rs = mm.b_rs, b_cs = mm.b_cs, o_rs = mm.out_rs, o_cs = mm.out_cs,
+                c_rs = mm.bias_rs, c_cs = mm.bias_cs;
   cl_int flags = static_cast<cl_int>(activation) << kFlagActivationShift;
   if (has_bias) flags |= kFlagBias;
   if (beta != 0.0) flags |= kFlagBeta;

@@ -13,10 +13,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
-#include "catalyst/sdk/check.hpp"
+#include "catalyst/sdk/merged_axes.hpp"
+#include "catalyst/sdk/op_call.hpp"
 #include "catalyst/sdk/raw_field.hpp"
 #include "catalyst/sdk/status.hpp"
 #include "catalyst_plugin.h"
@@ -26,37 +28,10 @@
 
 namespace catalyst::opencl {
 
-// A validated ctl_tensor_view on an OpenCL buffer.
-struct DeviceView {
+// A validated ctl_tensor_view on an OpenCL buffer: offset (in elements) is where element
+// [0, ...] lies in `mem`.
+struct DeviceView : sdk::ViewShape {
   cl_mem mem = nullptr;
-  int64_t offset = 0;  // in elements: where element [0, ...] lies in `mem`
-  ctl_dtype dtype = CTL_DTYPE_F32;
-  size_t element_size = 0;
-  uint32_t rank = 0;
-  int64_t shape[CTL_MAX_RANK] = {};
-  int64_t strides[CTL_MAX_RANK] = {};
-
-  int64_t numel() const {
-    int64_t n = 1;
-    for (uint32_t i = 0; i < rank; ++i) n *= shape[i];
-    return n;
-  }
-  bool same_shape(const DeviceView& other) const {
-    if (rank != other.rank) return false;
-    for (uint32_t i = 0; i < rank; ++i) {
-      if (shape[i] != other.shape[i]) return false;
-    }
-    return true;
-  }
-  // Row-major with no gaps (size-1 axes may have any stride).
-  bool contiguous() const {
-    int64_t expected = 1;
-    for (uint32_t i = rank; i-- > 0;) {
-      if (shape[i] != 1 && strides[i] != expected) return false;
-      expected *= shape[i];
-    }
-    return true;
-  }
 };
 
 // The loop of a strided kernel over up to `Views` views that share one shape: adjacent
@@ -71,38 +46,32 @@ struct BasicIteration {
 };
 using Iteration = BasicIteration<4>;
 
+// MergedAxes (sdk/merged_axes.hpp) as kernel arguments.
+template <size_t Views>
+BasicIteration<Views> to_iteration(const sdk::MergedAxes<Views>& m, size_t count) {
+  BasicIteration<Views> it;
+  it.rank = static_cast<cl_int>(m.rank);
+  it.numel = m.numel;
+  for (int i = 0; i < CTL_MAX_RANK; ++i) {
+    it.shape.s[i] = m.shape[i];
+    for (size_t v = 0; v < count; ++v) it.strides[v].s[i] = m.strides[v][i];
+  }
+  return it;
+}
+
 // `views` all have views[0]'s shape; at most `Views` of them.
 template <size_t Views = 4>
 BasicIteration<Views> make_iteration(const DeviceView* const* views, size_t count) {
-  BasicIteration<Views> it;
-  const DeviceView& first = *views[0];
-  int64_t shape[CTL_MAX_RANK];
-  int64_t strides[Views][CTL_MAX_RANK];
-  int rank = 0;
-  // Walk from the innermost axis outwards, dropping size-1 axes and merging an axis into
-  // the previous (inner) one when every view steps through both as one.
-  for (uint32_t axis = first.rank; axis-- > 0;) {
-    const int64_t size = first.shape[axis];
-    if (size == 1) continue;
-    bool merge = rank > 0;
-    for (size_t v = 0; merge && v < count; ++v) {
-      merge = views[v]->strides[axis] == strides[v][rank - 1] * shape[rank - 1];
-    }
-    if (merge) {
-      shape[rank - 1] *= size;
-      continue;
-    }
-    shape[rank] = size;
-    for (size_t v = 0; v < count; ++v) strides[v][rank] = views[v]->strides[axis];
-    ++rank;
-  }
-  it.rank = rank;
-  it.numel = first.numel();
-  for (int i = 0; i < CTL_MAX_RANK; ++i) {
-    it.shape.s[i] = i < rank ? shape[i] : 1;
-    for (size_t v = 0; v < count; ++v) it.strides[v].s[i] = i < rank ? strides[v][i] : 0;
-  }
-  return it;
+  return to_iteration(sdk::merge_views<Views>(views, count), count);
+}
+
+// The rows of a normalisation: every axis of `shape` but `skip`, merged as make_iteration
+// merges them; strides[v] are view v's over all `rank` axes, NULL for an absent view (zeros).
+// numel is the number of rows.
+template <size_t Views = 5>
+BasicIteration<Views> make_rows(uint32_t rank, const int64_t* shape, uint32_t skip,
+                                std::initializer_list<const int64_t*> strides) {
+  return to_iteration(sdk::merge_axes<Views>(rank, shape, strides.begin(), strides.size(), skip), strides.size());
 }
 
 // The dtype's tag in kernels/common.cl ("f32", "bf16", ...), and its name in messages.
@@ -149,36 +118,27 @@ inline bool checked_mul(int64_t a, int64_t b, int64_t* out) {
   return !__builtin_mul_overflow(a, b, out);
 }
 
-struct OpContext {
-  const ctl_host_api* host;
+// The per-call context: the call reader every plugin shares (sdk/op_call.hpp: arity, views,
+// dtypes, shapes, attrs, messages "opencl plugin: <op>: ...") and this device's kernels.
+struct OpContext : sdk::OpCall<OpContext, DeviceView> {
+  OpContext(const ctl_host_api* host, ctl_plugin_device* device, ctl_plugin_stream* stream, const ctl_op_call* call,
+            const char* name)
+      : OpCall(host, call, name, kLogPrefix), device(device), stream(stream) {}
+
   ctl_plugin_device* device;
   ctl_plugin_stream* stream;
-  const ctl_op_call* call;
-  const char* name;  // the op's name, for messages
 
-  // A status whose message reads "opencl plugin: <op>: <formatted text>".
-  [[gnu::format(printf, 3, 4)]] ctl_status* fail(ctl_status_code code, const char* format, ...) const;
-  // NULL when an sdk check passed; else its status, with the same prefix.
-  ctl_status* check(const sdk::Check& c) const { return c.ok() ? nullptr : fail(c.code, "%s", c.message); }
   // A status for a failed OpenCL call, naming the op, the call and the error.
   ctl_status* cl_failed(cl_int error, const char* cl_call) const;
 
-  // ---- argument checks (each failure is a status naming the argument) ----
-  ctl_status* expect_counts(uint32_t inputs_min, uint32_t inputs_max, uint32_t outputs_min, uint32_t outputs_max) const;
-  ctl_status* input(uint32_t index, const char* what, DeviceView* out, bool optional = false,
-                    bool* present = nullptr) const;
-  ctl_status* output(uint32_t index, const char* what, DeviceView* out, bool optional = false,
-                     bool* present = nullptr) const;
-  // Copies the attribute struct into *out (zeroed first); fails when it is smaller than
-  // `min_size`. Leaves *given false (and *out zeroed) when attrs is NULL.
-  ctl_status* attrs(void* out, size_t out_size, size_t min_size, const char* struct_name, bool* given) const;
-  ctl_status* expect_dtype(const DeviceView& v, const char* what, ctl_dtype dtype) const;
-  ctl_status* expect_same_shape(const DeviceView& a, const char* a_name, const DeviceView& b, const char* b_name) const;
-  // v has x's shape without its last axis (a norm's statistics, class ids).
-  ctl_status* expect_leading_shape(const DeviceView& v, const char* v_name, const DeviceView& x,
-                                   const char* x_name) const;
-  // One input x, one output y of x's shape (and dtype unless same_dtype is false).
-  ctl_status* one_to_one(DeviceView* x, DeviceView* y, bool same_dtype = true) const;
+  // ---- binding views (sdk/op_call.hpp) ----
+  uint64_t buffer_size(const ctl_plugin_buffer* buffer) const { return buffer->size; }
+  // Kernels index in elements: a view must start on an element boundary.
+  ctl_status* bind_buffer(const ctl_tensor_view& v, const sdk::ViewFacts& facts, const sdk::ViewSlot& slot,
+                          DeviceView* out) const {
+    out->mem = v.buffer->mem;
+    return element_offset(v, facts, slot, &out->offset);
+  }
 
   // ---- kernels ----
   // `appendix`: generated source appended to the family's (kernel_cache.h).

@@ -1,10 +1,10 @@
 // conv_pool.cpp — direct convolution and pooling over NCHW views: conv2d, its two backward
 // forms, max_pool2d, avg_pool2d and their backward forms (shaders/conv_pool.comp). One
 // invocation per output element, any strides, terms added in double in the reference's
-// order (so these need shaderFloat64). The checks are sdk/conv_geometry.hpp's.
+// order (so these need shaderFloat64). The calls are read by sdk/bind_conv_pool.hpp.
 #include <string>
 
-#include "catalyst/sdk/conv_geometry.hpp"
+#include "catalyst/sdk/bind_conv_pool.hpp"
 #include "kernels.h"
 
 namespace catalyst::vulkan {
@@ -46,64 +46,12 @@ Params conv_params(int64_t n, const DeviceView& first, const DeviceView* second,
 
 // ---- conv2d and its backward forms --------------------------------------------------
 
-// The views of a conv2d call and their sizes (N, C, H, W, O, ...; sdk/conv_geometry.hpp).
-struct Conv : sdk::Conv2dGeometry {
-  DeviceView x, w, bias, dy, out;
-  bool has_bias = false;
-};
-
-// op: CTL_OP_CONV2D (x, w, bias|NULL -> y), CTL_OP_CONV2D_BACKWARD_INPUT (dy, x, w -> dx),
-// CTL_OP_CONV2D_BACKWARD_WEIGHT (dy, x, w -> dw).
-ctl_status* conv_views(const OpContext& ctx, ctl_op_id op, Conv* v) {
-  const bool forward = op == CTL_OP_CONV2D;
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(forward ? 2 : 3, 3, 1, 1));
-  const char* out_name =
-      forward ? "output 0 (y)" : (op == CTL_OP_CONV2D_BACKWARD_INPUT ? "output 0 (dx)" : "output 0 (dweight)");
-  if (forward) {
-    CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "x", &v->x));
-    CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "weight", &v->w));
-    CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "bias", &v->bias, true, &v->has_bias));
-    CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "y", &v->out));
-  } else {
-    CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "dy", &v->dy));
-    CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "x", &v->x));
-    CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "weight", &v->w));
-    CTL_SDK_RETURN_IF_ERROR(ctx.output(0, op == CTL_OP_CONV2D_BACKWARD_INPUT ? "dx" : "dweight", &v->out));
-  }
-  const char* x_name = forward ? "input 0 (x)" : "input 1 (x)";
-  const char* w_name = forward ? "input 1 (weight)" : "input 2 (weight)";
-  const ctl_dtype dtype = v->x.dtype;
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->w, w_name, dtype));
-  if (v->has_bias) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->bias, "input 2 (bias)", dtype));
-  if (!forward) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->dy, "input 0 (dy)", dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, out_name, dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_rank4(v->x, x_name)));
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_rank4(v->w, w_name)));
-
-  // The normalised form always carries attrs; a zeroed (or absent) struct means the defaults.
-  ctl_conv2d_attrs a;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_CONV2D_ATTRS_STRUCT_SIZE, "ctl_conv2d_attrs", &given));
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::conv2d_geometry(a, v->x.shape, v->w.shape, v)));
-  const int64_t y_shape[4] = {v->N, v->O, v->OH, v->OW};
-  if (forward) {
-    if (v->has_bias && (v->bias.rank != 1 || v->bias.shape[0] != v->O)) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 2 (bias) must be 1-D of length %lld (weight's outputs)",
-                      static_cast<long long>(v->O));
-    }
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, y_shape)));
-  } else {
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->dy, "input 0 (dy)", y_shape)));
-    const DeviceView& target = op == CTL_OP_CONV2D_BACKWARD_INPUT ? v->x : v->w;
-    const int64_t shape[4] = {target.shape[0], target.shape[1], target.shape[2], target.shape[3]};
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, shape)));
-  }
-  return ctx.check(sdk::check_distinct(v->out, out_name));
-}
+// The views of a conv2d call and their sizes (sdk/bind_conv_pool.hpp).
+using Conv = sdk::ConvProblem<DeviceView>;
 
 ctl_status* run_conv(const OpContext& ctx, ctl_op_id op) {
   Conv v;
-  CTL_SDK_RETURN_IF_ERROR(conv_views(ctx, op, &v));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_conv(ctx, op, &v));
   CTL_SDK_RETURN_IF_ERROR(expect_double(ctx));
   const int64_t n = v.out.numel();
   if (n == 0) return nullptr;
@@ -145,41 +93,12 @@ ctl_status* run_conv(const OpContext& ctx, ctl_op_id op) {
 
 // ---- pooling ------------------------------------------------------------------------
 
-// The views of a pooling call and their sizes (sdk/conv_geometry.hpp).
-struct Pool : sdk::Pool2dGeometry {
-  DeviceView x, dy, out;
-};
-
-ctl_status* pool_views(const OpContext& ctx, bool backward, Pool* v) {
-  const uint32_t inputs = backward ? 2 : 1;
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(inputs, inputs, 1, 1));
-  if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "dy", &v->dy));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(backward ? 1 : 0, "x", &v->x));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, backward ? "dx" : "y", &v->out));
-  const char* x_name = backward ? "input 1 (x)" : "input 0 (x)";
-  const char* out_name = backward ? "output 0 (dx)" : "output 0 (y)";
-  if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->dy, "input 0 (dy)", v->x.dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, out_name, v->x.dtype));
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_rank4(v->x, x_name)));
-  ctl_pool2d_attrs a;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_POOL2D_ATTRS_STRUCT_SIZE, "ctl_pool2d_attrs", &given));
-  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; pooling needs a ctl_pool2d_attrs");
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::pool2d_geometry(a, v->x.shape, v)));
-  const int64_t y_shape[4] = {v->N, v->C, v->OH, v->OW};
-  if (backward) {
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->dy, "input 0 (dy)", y_shape)));
-    const int64_t x_shape[4] = {v->N, v->C, v->H, v->W};
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, x_shape)));
-  } else {
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_shape4(v->out, out_name, y_shape)));
-  }
-  return ctx.check(sdk::check_distinct(v->out, out_name));
-}
+// The views of a pooling call and their sizes (sdk/bind_conv_pool.hpp).
+using Pool = sdk::PoolProblem<DeviceView>;
 
 ctl_status* run_pool(const OpContext& ctx, bool backward, bool max) {
   Pool v;
-  CTL_SDK_RETURN_IF_ERROR(pool_views(ctx, backward, &v));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_pool(ctx, backward, &v));
   CTL_SDK_RETURN_IF_ERROR(expect_double(ctx));
   const int64_t n = v.out.numel();
   if (n == 0) return nullptr;

@@ -1,15 +1,12 @@
-// op_context.cpp — checking op calls against their buffers, recording dispatches, and the
-// device-memory helpers (temporaries, strided copies) every op family uses.
+// op_context.cpp — what the call reader (sdk/op_call.hpp) leaves to this plugin: binding a
+// view to its allocation, shader parameters, recording dispatches, and the device-memory
+// helpers (temporaries, strided copies) every op family uses.
 #include "op_context.h"
 
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
 #include <string>
 
-#include "catalyst/sdk/attrs.hpp"
 #include "catalyst/sdk/op_dtypes.hpp"
-#include "catalyst/sdk/view_check.hpp"
 #include "streams.h"
 
 namespace catalyst::vulkan {
@@ -18,76 +15,39 @@ const char* dtype_name(ctl_dtype dtype) {
   return sdk::dtype_name(dtype);
 }
 
-Iteration make_iteration(const DeviceView* const* views, size_t count) {
+namespace {
+
+// MergedAxes (sdk/merged_axes.hpp) as shader words; bind_buffer keeps every size and stride a
+// view can have below 2^32.
+template <size_t Views>
+Iteration to_words(const sdk::MergedAxes<Views>& m, size_t views) {
   Iteration it;
-  const DeviceView& first = *views[0];
-  int64_t shape[CTL_MAX_RANK];
-  int64_t strides[4][CTL_MAX_RANK];
-  uint32_t rank = 0;
-  for (uint32_t axis = first.rank; axis-- > 0;) {
-    const int64_t size = first.shape[axis];
-    if (size == 1) continue;
-    bool merge = rank > 0;
-    for (size_t v = 0; merge && v < count; ++v)
-      merge = views[v]->strides[axis] == strides[v][rank - 1] * shape[rank - 1];
-    if (merge) {
-      shape[rank - 1] *= size;
-      continue;
-    }
-    shape[rank] = size;
-    for (size_t v = 0; v < count; ++v) strides[v][rank] = views[v]->strides[axis];
-    ++rank;
-  }
-  it.rank = rank;
-  it.numel = first.numel();
+  it.rank = m.rank;
+  it.numel = m.numel;
   for (uint32_t i = 0; i < CTL_MAX_RANK; ++i) {
-    it.shape[i] = i < rank ? static_cast<uint32_t>(shape[i]) : 1;
-    for (size_t v = 0; v < count; ++v) it.strides[v][i] = i < rank ? static_cast<uint32_t>(strides[v][i]) : 0;
+    it.shape[i] = static_cast<uint32_t>(m.shape[i]);
+    for (size_t v = 0; v < views; ++v) it.strides[v][i] = static_cast<uint32_t>(m.strides[v][i]);
   }
   return it;
+}
+
+}  // namespace
+
+Iteration make_iteration(const DeviceView* const* views, size_t count) {
+  return to_words(sdk::merge_views<4>(views, count), count);
 }
 
 Iteration make_rows(uint32_t rank, const int64_t* shape, uint32_t skip, std::initializer_list<const int64_t*> strides) {
-  Iteration it;
-  const size_t views = strides.size();
-  const int64_t* const* s = strides.begin();
-  int64_t merged_shape[CTL_MAX_RANK];
-  int64_t merged[6][CTL_MAX_RANK];
-  uint32_t r = 0;
-  it.numel = 1;
-  for (uint32_t axis = rank; axis-- > 0;) {
-    if (axis == skip) continue;
-    const int64_t size = shape[axis];
-    it.numel *= size;
-    if (size == 1) continue;
-    bool merge = r > 0;
-    for (size_t v = 0; merge && v < views; ++v) {
-      const int64_t stride = s[v] ? s[v][axis] : 0;
-      merge = stride == merged[v][r - 1] * merged_shape[r - 1];
-    }
-    if (merge) {
-      merged_shape[r - 1] *= size;
-      continue;
-    }
-    merged_shape[r] = size;
-    for (size_t v = 0; v < views; ++v) merged[v][r] = s[v] ? s[v][axis] : 0;
-    ++r;
-  }
-  it.rank = r;
-  for (uint32_t i = 0; i < CTL_MAX_RANK; ++i) {
-    it.shape[i] = i < r ? static_cast<uint32_t>(merged_shape[i]) : 1;
-    for (size_t v = 0; v < views; ++v) it.strides[v][i] = i < r ? static_cast<uint32_t>(merged[v][i]) : 0;
-  }
-  return it;
+  return to_words(sdk::merge_axes<6>(rank, shape, strides.begin(), strides.size(), skip), strides.size());
 }
 
-void Params::add_iteration(const Iteration& it, std::initializer_list<uint32_t> offsets) {
+void Params::add_iteration(const Iteration& it, std::initializer_list<int64_t> offsets) {
   add(static_cast<uint32_t>(it.numel));
   add(it.rank);
   for (uint32_t i = 0; i < CTL_MAX_RANK; ++i) add(it.shape[i]);
   size_t v = 0;
-  for (uint32_t offset : offsets) {
-    add(offset);
+  for (int64_t offset : offsets) {
+    add(static_cast<uint32_t>(offset));
     for (uint32_t i = 0; i < CTL_MAX_RANK; ++i) add(it.strides[v][i]);
     ++v;
   }
@@ -98,119 +58,23 @@ void Params::add_iteration(const Iteration& it, const DeviceView* const* views, 
   add(it.rank);
   for (uint32_t i = 0; i < CTL_MAX_RANK; ++i) add(it.shape[i]);
   for (size_t v = 0; v < count; ++v) {
-    add(views[v]->offset);
+    add(static_cast<uint32_t>(views[v]->offset));
     for (uint32_t i = 0; i < CTL_MAX_RANK; ++i) add(it.strides[v][i]);
   }
 }
 
-ctl_status* OpContext::fail(ctl_status_code code, const char* format, ...) const {
-  char text[448];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof text, format, args);
-  va_end(args);
-  char message[512];
-  std::snprintf(message, sizeof message, "%s%s: %s", kLogPrefix, name, text);
-  return host->status_create(host->context, code, message);
-}
-
-ctl_status* OpContext::expect_counts(uint32_t inputs_min, uint32_t inputs_max, uint32_t outputs_min,
-                                     uint32_t outputs_max) const {
-  if (call->input_count < inputs_min || call->input_count > inputs_max) {
-    return fail(CTL_STATUS_INVALID_ARGUMENT, "input_count is %u, expected %u to %u", call->input_count, inputs_min,
-                inputs_max);
-  }
-  if (call->output_count < outputs_min || call->output_count > outputs_max) {
-    return fail(CTL_STATUS_INVALID_ARGUMENT, "output_count is %u, expected %u to %u", call->output_count, outputs_min,
-                outputs_max);
-  }
-  if (call->input_count > 0 && !call->inputs) return fail(CTL_STATUS_INVALID_ARGUMENT, "inputs is NULL");
-  if (call->output_count > 0 && !call->outputs) return fail(CTL_STATUS_INVALID_ARGUMENT, "outputs is NULL");
-  return nullptr;
-}
-
-namespace {
-
-ctl_status* read_view(const OpContext& ctx, const ctl_tensor_view* const* views, uint32_t count, uint32_t index,
-                      const char* kind, const char* what, DeviceView* out, bool optional, bool* present) {
-  if (present) *present = false;
-  const ctl_tensor_view* v = (views && index < count) ? views[index] : nullptr;
-  if (!v && optional) return nullptr;
-  sdk::ViewFacts facts;
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_view(
-      v, kind, index, what, [](const ctl_plugin_buffer* buffer) { return buffer->size; }, &facts)));
-  if (facts.numel > 0 && v->byte_offset % facts.element_size != 0) {
-    return ctx.fail(CTL_STATUS_UNSUPPORTED, "%s %u (%s): byte_offset %llu is not a multiple of the %zu-byte element",
-                    kind, index, what, static_cast<unsigned long long>(v->byte_offset), facts.element_size);
-  }
+ctl_status* OpContext::bind_buffer(const ctl_tensor_view& v, const sdk::ViewFacts& facts, const sdk::ViewSlot& slot,
+                                   DeviceView* out) const {
+  CTL_SDK_RETURN_IF_ERROR(element_offset(v, facts, slot, &out->offset));
   if (facts.numel > static_cast<int64_t>(UINT32_MAX)) {
-    return ctx.fail(CTL_STATUS_UNSUPPORTED, "%s %u (%s): %lld elements; shaders index at most 2^32 - 1", kind, index,
-                    what, static_cast<long long>(facts.numel));
+    return fail(CTL_STATUS_UNSUPPORTED, "%s %u (%s): %lld elements; shaders index at most 2^32 - 1", slot.kind,
+                slot.index, slot.what, static_cast<long long>(facts.numel));
   }
-  const Allocation& a = v->buffer->allocation;
+  const Allocation& a = v.buffer->allocation;
   out->buffer = a.buffer;
   out->base = a.offset;
   out->range = a.size;
-  out->offset = facts.numel > 0 ? static_cast<uint32_t>(v->byte_offset / facts.element_size) : 0;
-  out->dtype = v->dtype;
-  out->element_size = facts.element_size;
-  out->rank = v->rank;
-  for (uint32_t i = 0; i < v->rank; ++i) {
-    out->shape[i] = v->shape[i];
-    out->strides[i] = v->strides[i];
-  }
-  if (present) *present = true;
   return nullptr;
-}
-
-std::string shape_text(const DeviceView& v) {
-  std::string s = "[";
-  for (uint32_t i = 0; i < v.rank; ++i) s += (i ? ", " : "") + std::to_string(v.shape[i]);
-  return s + "]";
-}
-
-}  // namespace
-
-ctl_status* OpContext::input(uint32_t index, const char* what, DeviceView* out, bool optional, bool* present) const {
-  return read_view(*this, call->inputs, call->input_count, index, "input", what, out, optional, present);
-}
-
-ctl_status* OpContext::output(uint32_t index, const char* what, DeviceView* out, bool optional, bool* present) const {
-  return read_view(*this, call->outputs, call->output_count, index, "output", what, out, optional, present);
-}
-
-ctl_status* OpContext::attrs(void* out, size_t out_size, size_t min_size, const char* struct_name, bool* given) const {
-  return check(sdk::read_attrs(call->attrs, out, out_size, min_size, struct_name, given));
-}
-
-ctl_status* OpContext::expect_dtype(const DeviceView& v, const char* what, ctl_dtype dtype) const {
-  if (raw_enum(v.dtype) == raw_enum(dtype)) return nullptr;
-  return fail(CTL_STATUS_INVALID_ARGUMENT, "%s has dtype %s, expected %s", what, dtype_name(v.dtype),
-              dtype_name(dtype));
-}
-
-ctl_status* OpContext::expect_same_shape(const DeviceView& a, const char* a_name, const DeviceView& b,
-                                         const char* b_name) const {
-  if (a.same_shape(b)) return nullptr;
-  return fail(CTL_STATUS_INVALID_ARGUMENT, "%s has shape %s but %s has shape %s", b_name, shape_text(b).c_str(), a_name,
-              shape_text(a).c_str());
-}
-
-ctl_status* OpContext::expect_leading_shape(const DeviceView& v, const char* v_name, const DeviceView& x,
-                                            const char* x_name) const {
-  bool ok = x.rank >= 1 && v.rank + 1 == x.rank;
-  for (uint32_t i = 0; ok && i < v.rank; ++i) ok = v.shape[i] == x.shape[i];
-  if (ok) return nullptr;
-  return fail(CTL_STATUS_INVALID_ARGUMENT, "%s has shape %s; it must be %s's shape %s without its last axis", v_name,
-              shape_text(v).c_str(), x_name, shape_text(x).c_str());
-}
-
-ctl_status* OpContext::one_to_one(DeviceView* x, DeviceView* y, bool same_dtype) const {
-  CTL_SDK_RETURN_IF_ERROR(expect_counts(1, 1, 1, 1));
-  CTL_SDK_RETURN_IF_ERROR(input(0, "x", x));
-  CTL_SDK_RETURN_IF_ERROR(output(0, "y", y));
-  if (same_dtype) CTL_SDK_RETURN_IF_ERROR(expect_dtype(*y, "output 0 (y)", x->dtype));
-  return expect_same_shape(*y, "output 0 (y)", *x, "input 0 (x)");
 }
 
 uint32_t OpContext::loop_groups(int64_t n, uint32_t local) const {

@@ -18,7 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "catalyst/sdk/check.hpp"
+#include "catalyst/sdk/merged_axes.hpp"
+#include "catalyst/sdk/op_call.hpp"
 #include "catalyst/sdk/raw_field.hpp"
 #include "catalyst/sdk/status.hpp"
 #include "catalyst_plugin.h"
@@ -28,38 +29,12 @@
 
 namespace catalyst::vulkan {
 
-// A validated ctl_tensor_view on a device allocation.
-struct DeviceView {
+// A validated ctl_tensor_view on a device allocation: offset (in elements from `base`, below
+// 2^32: bind_buffer checks) is where element [0, ...] lies.
+struct DeviceView : sdk::ViewShape {
   VkBuffer buffer = VK_NULL_HANDLE;
   uint64_t base = 0;  // the allocation's range in `buffer`: what a descriptor binds
   uint64_t range = 0;
-  uint32_t offset = 0;  // in elements from `base`: where element [0, ...] lies
-  ctl_dtype dtype = CTL_DTYPE_F32;
-  size_t element_size = 0;
-  uint32_t rank = 0;
-  int64_t shape[CTL_MAX_RANK] = {};
-  int64_t strides[CTL_MAX_RANK] = {};
-
-  int64_t numel() const {
-    int64_t n = 1;
-    for (uint32_t i = 0; i < rank; ++i) n *= shape[i];
-    return n;
-  }
-  bool same_shape(const DeviceView& other) const {
-    if (rank != other.rank) return false;
-    for (uint32_t i = 0; i < rank; ++i) {
-      if (shape[i] != other.shape[i]) return false;
-    }
-    return true;
-  }
-  bool contiguous() const {
-    int64_t expected = 1;
-    for (uint32_t i = rank; i-- > 0;) {
-      if (shape[i] != 1 && strides[i] != expected) return false;
-      expected *= shape[i];
-    }
-    return true;
-  }
 };
 
 // The loop of a strided shader over views of one shape: adjacent axes merged where every
@@ -98,7 +73,7 @@ struct Params {
   // n, rank, shape[8], then offset and strides[8] of each of `views` (count of them).
   void add_iteration(const Iteration& it, const DeviceView* const* views, size_t count);
   // The same with the views' element offsets given directly.
-  void add_iteration(const Iteration& it, std::initializer_list<uint32_t> offsets);
+  void add_iteration(const Iteration& it, std::initializer_list<int64_t> offsets);
   // Part `part` of `parts` of work [0, total) split in parts of `per_part` (kLoopBudget): its
   // [begin, end) and its carry flags, 1 when an earlier part left its sums in the carry, 2
   // when a later part goes on from them.
@@ -141,28 +116,21 @@ class Temporary {
   const OpContext& ctx_;
 };
 
-struct OpContext {
-  const ctl_host_api* host;
+// The per-call context: the call reader every plugin shares (sdk/op_call.hpp: arity, views,
+// dtypes, shapes, attrs, messages "vulkan plugin: <op>: ...") and this device's dispatches.
+struct OpContext : sdk::OpCall<OpContext, DeviceView> {
+  OpContext(const ctl_host_api* host, ctl_plugin_device* device, ctl_plugin_stream* stream, const ctl_op_call* call,
+            const char* name)
+      : OpCall(host, call, name, kLogPrefix), device(device), stream(stream) {}
+
   ctl_plugin_device* device;
   ctl_plugin_stream* stream;
-  const ctl_op_call* call;
-  const char* name;
 
-  [[gnu::format(printf, 3, 4)]] ctl_status* fail(ctl_status_code code, const char* format, ...) const;
-  ctl_status* check(const sdk::Check& c) const { return c.ok() ? nullptr : fail(c.code, "%s", c.message); }
-
-  // ---- argument checks ----
-  ctl_status* expect_counts(uint32_t inputs_min, uint32_t inputs_max, uint32_t outputs_min, uint32_t outputs_max) const;
-  ctl_status* input(uint32_t index, const char* what, DeviceView* out, bool optional = false,
-                    bool* present = nullptr) const;
-  ctl_status* output(uint32_t index, const char* what, DeviceView* out, bool optional = false,
-                     bool* present = nullptr) const;
-  ctl_status* attrs(void* out, size_t out_size, size_t min_size, const char* struct_name, bool* given) const;
-  ctl_status* expect_dtype(const DeviceView& v, const char* what, ctl_dtype dtype) const;
-  ctl_status* expect_same_shape(const DeviceView& a, const char* a_name, const DeviceView& b, const char* b_name) const;
-  ctl_status* expect_leading_shape(const DeviceView& v, const char* v_name, const DeviceView& x,
-                                   const char* x_name) const;
-  ctl_status* one_to_one(DeviceView* x, DeviceView* y, bool same_dtype = true) const;
+  // ---- binding views (sdk/op_call.hpp) ----
+  uint64_t buffer_size(const ctl_plugin_buffer* buffer) const { return buffer->size; }
+  // Shaders index in 32-bit elements from the allocation's start.
+  ctl_status* bind_buffer(const ctl_tensor_view& v, const sdk::ViewFacts& facts, const sdk::ViewSlot& slot,
+                          DeviceView* out) const;
 
   // ---- dispatch ----
   // Records shader `variant` over groups_x x groups_y groups of `local` invocations, with

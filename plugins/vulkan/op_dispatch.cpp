@@ -1,10 +1,7 @@
 // op_dispatch.cpp — the op table: which family computes each op, in the dtypes of the op
 // set (sdk/op_dtypes.hpp) narrowed by what this plugin's shaders compute and by what each
 // device offers (f64, i64, 8- and 16-bit storage); op_supports, and op_execute's routing.
-#include <exception>
-#include <new>
-
-#include "catalyst/sdk/op_dtypes.hpp"
+#include "catalyst/sdk/op_families.hpp"
 #include "catalyst/sdk/status.hpp"
 #include "kernels.h"
 #include "plugin.h"
@@ -12,109 +9,57 @@
 namespace catalyst::vulkan {
 namespace {
 
-using OpRun = sdk::OpRunOf<ctl_status* (*)(const OpContext&)>;
-using OpEntry = sdk::OpEntryOf<ctl_status* (*)(const OpContext&)>;
-constexpr OpRun kRuns[] = {
-    {CTL_OP_NEG, run_unary},
-    {CTL_OP_ABS, run_unary},
-    {CTL_OP_EXP, run_unary},
-    {CTL_OP_LOG, run_unary},
-    {CTL_OP_SQRT, run_unary},
-    {CTL_OP_RSQRT, run_unary},
-    {CTL_OP_TANH, run_unary},
-    {CTL_OP_SIGMOID, run_unary},
-    {CTL_OP_RELU, run_unary},
-    {CTL_OP_GELU, run_unary},
-    {CTL_OP_GELU_TANH, run_unary},
-    {CTL_OP_SILU, run_unary},
-    {CTL_OP_SIN, run_unary},
-    {CTL_OP_COS, run_unary},
-    {CTL_OP_RECIPROCAL, run_unary},
-    {CTL_OP_ADD, run_binary},
-    {CTL_OP_SUB, run_binary},
-    {CTL_OP_MUL, run_binary},
-    {CTL_OP_DIV, run_binary},
-    {CTL_OP_POW, run_binary},
-    {CTL_OP_MAXIMUM, run_binary},
-    {CTL_OP_MINIMUM, run_binary},
-    {CTL_OP_EQ, run_compare},
-    {CTL_OP_NE, run_compare},
-    {CTL_OP_LT, run_compare},
-    {CTL_OP_LE, run_compare},
-    {CTL_OP_GT, run_compare},
-    {CTL_OP_GE, run_compare},
-    {CTL_OP_WHERE, run_where},
-    {CTL_OP_SUM, run_reduce},
-    {CTL_OP_MEAN, run_reduce},
-    {CTL_OP_MAX, run_reduce},
-    {CTL_OP_MIN, run_reduce},
-    {CTL_OP_ARGMAX, run_reduce},
-    {CTL_OP_ARGMIN, run_reduce},
-    {CTL_OP_LOGSUMEXP, run_reduce},
-    {CTL_OP_MATMUL, run_matmul},
-    {CTL_OP_SOFTMAX, run_softmax},
-    {CTL_OP_LOG_SOFTMAX, run_softmax},
-    {CTL_OP_LAYER_NORM, run_layer_norm},
-    {CTL_OP_RMS_NORM, run_rms_norm},
-    {CTL_OP_SOFTMAX_BACKWARD, run_softmax_backward},
-    {CTL_OP_LOG_SOFTMAX_BACKWARD, run_softmax_backward},
-    {CTL_OP_LAYER_NORM_BACKWARD, run_layer_norm_backward},
-    {CTL_OP_RMS_NORM_BACKWARD, run_rms_norm_backward},
-    {CTL_OP_COPY, run_copy},
-    {CTL_OP_CAST, run_cast},
-    {CTL_OP_FILL, run_fill},
-    {CTL_OP_CONCAT, run_concat},
-    {CTL_OP_GATHER, run_gather},
-    {CTL_OP_SCATTER_ADD, run_scatter_add},
-    {CTL_OP_RANDOM_UNIFORM, run_random},
-    {CTL_OP_RANDOM_NORMAL, run_random},
-    {CTL_OP_ARANGE, run_arange},
-    {CTL_OP_CROSS_ENTROPY, run_cross_entropy},
-    {CTL_OP_CROSS_ENTROPY_BACKWARD, run_cross_entropy_backward},
-    {CTL_OP_ADAMW_STEP, run_adamw_step},
-    {CTL_OP_SGD_STEP, run_sgd_step},
-    {CTL_OP_CONV2D, run_conv2d},
-    {CTL_OP_CONV2D_BACKWARD_INPUT, run_conv2d_backward_input},
-    {CTL_OP_CONV2D_BACKWARD_WEIGHT, run_conv2d_backward_weight},
-    {CTL_OP_MAX_POOL2D, run_max_pool2d},
-    {CTL_OP_MAX_POOL2D_BACKWARD, run_max_pool2d_backward},
-    {CTL_OP_AVG_POOL2D, run_avg_pool2d},
-    {CTL_OP_AVG_POOL2D_BACKWARD, run_avg_pool2d_backward},
-    {CTL_OP_GELU_BACKWARD, run_gelu_backward},
-    {CTL_OP_GELU_TANH_BACKWARD, run_gelu_backward},
-};
+using Run = ctl_status* (*)(const OpContext&);
+using OpEntry = sdk::OpEntryOf<Run>;
+constexpr auto kOps = sdk::op_table(sdk::OpFamilies<Run>{
+    .unary = run_unary,
+    .binary = run_binary,
+    .compare = run_compare,
+    .where = run_where,
+    .gelu_backward = run_gelu_backward,
+    .reduce = run_reduce,
+    .matmul = run_matmul,
+    .softmax = run_softmax,
+    .softmax_backward = run_softmax_backward,
+    .layer_norm = run_layer_norm,
+    .layer_norm_backward = run_layer_norm_backward,
+    .rms_norm = run_rms_norm,
+    .rms_norm_backward = run_rms_norm_backward,
+    .copy = run_copy,
+    .cast = run_cast,
+    .concat = run_concat,
+    .gather = run_gather,
+    .scatter_add = run_scatter_add,
+    .fill = run_fill,
+    .arange = run_arange,
+    .random = run_random,
+    .cross_entropy = run_cross_entropy,
+    .cross_entropy_backward = run_cross_entropy_backward,
+    .adamw_step = run_adamw_step,
+    .sgd_step = run_sgd_step,
+    .conv2d = run_conv2d,
+    .conv2d_backward_input = run_conv2d_backward_input,
+    .conv2d_backward_weight = run_conv2d_backward_weight,
+    .max_pool2d = run_max_pool2d,
+    .max_pool2d_backward = run_max_pool2d_backward,
+    .avg_pool2d = run_avg_pool2d,
+    .avg_pool2d_backward = run_avg_pool2d_backward,
+});
 
-constexpr auto kOps = sdk::join_op_table(kRuns);
-
-ctl_status* check_view_dtypes(const ctl_host_api* host, const ctl_plugin_device* device, const OpEntry& entry,
-                              const ctl_tensor_view* const* views, uint32_t count) {
-  for (uint32_t i = 0; views && i < count; ++i) {
-    const ctl_tensor_view* v = views[i];
-    if (!v || v->struct_size < CTL_TENSOR_VIEW_STRUCT_SIZE) continue;  // the family reports it
-    const int64_t dtype = raw_enum(v->dtype);
-    if (dtype >= 0 && dtype < CTL_DTYPE_COUNT_ &&
-        !(device->dtype_mask & sdk::dtype_bit(static_cast<ctl_dtype>(dtype)))) {
-      return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: %s has no %s support", kLogPrefix, entry.name,
-                              device->name.c_str(), dtype_name(static_cast<ctl_dtype>(dtype)));
-    }
-  }
-  return nullptr;
-}
-
+// Checks the call header, that op and dtype are in the table, and that every view of the call
+// is in a dtype the device computes in (f64 depends on the driver), not only the one that keys
+// the table; NULL when they are.
 ctl_status* check_supported(const ctl_host_api* host, const ctl_plugin_device* device, const ctl_op_call* call,
                             const OpEntry** out_entry) {
-  const sdk::OpDtypes* op = nullptr;
-  if (const sdk::Check check = sdk::check_op_dtype(call, &op); !check.ok()) {
+  if (const sdk::Check check = sdk::find_op(kOps, call, "Vulkan", out_entry); !check.ok()) {
     return sdk::make_status(host, check.code, "%s%s", kLogPrefix, check.message);
   }
-  const OpEntry* entry = &kOps[static_cast<size_t>(op - sdk::kOpDtypes)];
-  if (!entry->run) {
-    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: not implemented by the Vulkan plugin", kLogPrefix,
-                            entry->name);
+  int64_t dtype = sdk::dtype_outside(call->inputs, call->input_count, device->dtype_mask);
+  if (dtype < 0) dtype = sdk::dtype_outside(call->outputs, call->output_count, device->dtype_mask);
+  if (dtype >= 0) {
+    return sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s%s: %s has no %s support", kLogPrefix, (*out_entry)->name,
+                            device->name.c_str(), dtype_name(static_cast<ctl_dtype>(dtype)));
   }
-  CTL_SDK_RETURN_IF_ERROR(check_view_dtypes(host, device, *entry, call->inputs, call->input_count));
-  CTL_SDK_RETURN_IF_ERROR(check_view_dtypes(host, device, *entry, call->outputs, call->output_count));
-  *out_entry = entry;
   return nullptr;
 }
 
@@ -132,15 +77,7 @@ ctl_status* op_execute(ctl_plugin_stream* stream, const ctl_op_call* call) {
   CTL_SDK_RETURN_IF_ERROR(check_supported(host, device, call, &entry));
   CTL_VK_RETURN_IF_LOST(device, entry->name);
   const OpContext ctx{host, device, stream, call, entry->name};
-  try {
-    return entry->run(ctx);
-  } catch (const std::bad_alloc&) {
-    return ctx.fail(CTL_STATUS_OUT_OF_MEMORY, "out of host memory");
-  } catch (const std::exception& e) {
-    return ctx.fail(CTL_STATUS_INTERNAL, "%s", e.what());
-  } catch (...) {
-    return ctx.fail(CTL_STATUS_INTERNAL, "unknown exception");
-  }
+  return sdk::run_guarded(ctx, "out of host memory", [&] { return entry->run(ctx); });
 }
 
 }  // namespace catalyst::vulkan

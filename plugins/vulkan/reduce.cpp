@@ -4,91 +4,21 @@
 #include <algorithm>
 #include <string>
 
+#include "catalyst/sdk/bind_reduce.hpp"
 #include "kernels.h"
 
 namespace catalyst::vulkan {
-namespace {
-
-// Which axes are reduced, from the attrs (negative axes count from the end; none means all).
-ctl_status* reduced_axes(const OpContext& ctx, const DeviceView& x, bool arg, bool* reduced) {
-  ctl_reduce_attrs attrs;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&attrs, sizeof attrs, CTL_REDUCE_ATTRS_STRUCT_SIZE, "ctl_reduce_attrs", &given));
-  if (!given || attrs.axis_count == 0) {
-    if (arg && x.rank != 1) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "needs exactly one axis (attrs.axis_count is 0, x has rank %u)",
-                      x.rank);
-    }
-    for (uint32_t i = 0; i < x.rank; ++i) reduced[i] = true;
-    return nullptr;
-  }
-  if (attrs.axis_count > CTL_MAX_RANK) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.axis_count %u exceeds %d", attrs.axis_count, CTL_MAX_RANK);
-  }
-  if (arg && attrs.axis_count != 1) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "needs exactly one axis, attrs.axis_count is %u", attrs.axis_count);
-  }
-  for (uint32_t i = 0; i < attrs.axis_count; ++i) {
-    int64_t axis = attrs.axes[i];
-    if (axis < 0) axis += x.rank;
-    if (axis < 0 || axis >= static_cast<int64_t>(x.rank)) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.axes[%u] = %d is out of range for rank %u", i, attrs.axes[i],
-                      x.rank);
-    }
-    if (reduced[axis]) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.axes[%u] = %d repeats an axis", i, attrs.axes[i]);
-    }
-    reduced[axis] = true;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 ctl_status* run_reduce(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 1, 1));
-  DeviceView x, out;
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "x", &x));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "out", &out));
-  const ctl_op_id op = ctx.call->op;
-  const bool arg = op == CTL_OP_ARGMAX || op == CTL_OP_ARGMIN;
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", arg ? CTL_DTYPE_I64 : x.dtype));
-  const bool floats =
-      x.dtype == CTL_DTYPE_F32 || x.dtype == CTL_DTYPE_F64 || x.dtype == CTL_DTYPE_F16 || x.dtype == CTL_DTYPE_BF16;
-  if (x.dtype == CTL_DTYPE_BOOL || (!floats && (op == CTL_OP_MEAN || op == CTL_OP_LOGSUMEXP))) {
-    return ctx.fail(CTL_STATUS_UNSUPPORTED, "dtype %s is not supported", dtype_name(x.dtype));
-  }
-  bool reduced[CTL_MAX_RANK] = {};
-  CTL_SDK_RETURN_IF_ERROR(reduced_axes(ctx, x, arg, reduced));
-  if (out.rank != x.rank) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "output 0 (out) has rank %u, expected x's rank %u", out.rank, x.rank);
-  }
-  DeviceView kept_x = x, kept_out = out, red_x = x;
-  kept_x.rank = kept_out.rank = red_x.rank = 0;
-  red_x.offset = 0;
-  for (uint32_t i = 0; i < x.rank; ++i) {
-    const int64_t expected = reduced[i] ? 1 : x.shape[i];
-    if (out.shape[i] != expected) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "output 0 (out) has size %lld on axis %u, expected %lld",
-                      static_cast<long long>(out.shape[i]), i, static_cast<long long>(expected));
-    }
-    if (reduced[i]) {
-      red_x.shape[red_x.rank] = x.shape[i];
-      red_x.strides[red_x.rank++] = x.strides[i];
-    } else {
-      kept_x.shape[kept_x.rank] = kept_out.shape[kept_out.rank] = x.shape[i];
-      kept_x.strides[kept_x.rank++] = x.strides[i];
-      kept_out.strides[kept_out.rank++] = out.strides[i];
-    }
-  }
+  sdk::ReduceProblem<DeviceView> rp;
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_reduce(ctx, &rp));
+  const DeviceView &x = rp.x, &out = rp.out, &kept_x = rp.kept_x, &kept_out = rp.kept_out, &red_x = rp.reduced_x;
+  const ctl_op_id op = rp.op;
+  const bool arg = rp.arg, floats = sdk::is_float_dtype(x.dtype);
   const DeviceView* kept_views[] = {&kept_x, &kept_out};
   const DeviceView* red_views[] = {&red_x};
   const Iteration kept = make_iteration(kept_views, 2);
   const Iteration red = make_iteration(red_views, 1);
-  if (red.numel == 0 && (op == CTL_OP_MAX || op == CTL_OP_MIN || arg)) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "cannot reduce an empty axis (it has no %s)",
-                    op == CTL_OP_MIN || op == CTL_OP_ARGMIN ? "minimum" : "maximum");
-  }
   if (kept.numel == 0) return nullptr;
   Params p;
   p.add_iteration(kept, kept_views, 2);

@@ -6,9 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "catalyst/sdk/adamw_attrs.hpp"
-#include "catalyst/sdk/sgd_attrs.hpp"
-#include "catalyst/sdk/view_check.hpp"
+#include "catalyst/sdk/bind_training.hpp"
 #include "kernels.h"
 
 namespace catalyst::vulkan {
@@ -25,72 +23,10 @@ uint32_t row_groups(int64_t rows) {
   return static_cast<uint32_t>(rows < 4096 ? rows : 4096);
 }
 
-ctl_status* expect_scalar(const OpContext& ctx, const DeviceView& v, const char* what) {
-  if (v.rank == 0) return nullptr;
-  return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s must be a scalar (rank 0) for a MEAN or SUM reduction, not rank %u",
-                  what, v.rank);
-}
-
-// v without its last axis: the walk over rows.
-DeviceView leading(const DeviceView& v) {
-  DeviceView out = v;
-  out.rank = v.rank - 1;
-  out.shape[out.rank] = 0;
-  out.strides[out.rank] = 0;
-  return out;
-}
-
 // ---- cross_entropy and cross_entropy_backward ------------------------------------------
 
-struct CrossEntropy {
-  DeviceView logits, target, grad, out;  // grad: cross_entropy_backward's grad_loss
-  int64_t reduction = CTL_REDUCTION_MEAN;
-  int64_t ignore_index = 0;
-  bool ignore_set = false;
-};
-
-ctl_status* cross_entropy_views(const OpContext& ctx, bool backward, CrossEntropy* v) {
-  const uint32_t inputs = backward ? 3 : 2;
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(inputs, inputs, 1, 1));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "logits", &v->logits));
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(1, "target", &v->target));
-  if (backward) CTL_SDK_RETURN_IF_ERROR(ctx.input(2, "grad_loss", &v->grad));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, backward ? "grad_logits" : "loss", &v->out));
-  if (v->logits.rank == 0) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 0 (logits) is a scalar; it needs a class axis");
-  }
-  if (raw_enum(v->target.dtype) != CTL_DTYPE_I32 && raw_enum(v->target.dtype) != CTL_DTYPE_I64) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "input 1 (target) has dtype %s; class ids are i32 or i64",
-                    dtype_name(v->target.dtype));
-  }
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_leading_shape(v->target, "input 1 (target)", v->logits, "logits"));
-  // The normalised form always carries attrs; a zeroed (or absent) struct means MEAN.
-  ctl_cross_entropy_attrs attrs;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(
-      ctx.attrs(&attrs, sizeof attrs, CTL_CROSS_ENTROPY_ATTRS_STRUCT_SIZE, "ctl_cross_entropy_attrs", &given));
-  v->reduction = raw_enum(attrs.reduction);
-  if (v->reduction < CTL_REDUCTION_MEAN || v->reduction > CTL_REDUCTION_NONE) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.reduction %lld is not a ctl_reduction",
-                    static_cast<long long>(v->reduction));
-  }
-  v->ignore_index = attrs.ignore_index;
-  v->ignore_set = sdk::raw_bool(attrs.ignore_index_set);
-  const bool per_row = v->reduction == CTL_REDUCTION_NONE;
-  if (backward) {
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->grad, "input 2 (grad_loss)", v->logits.dtype));
-    if (per_row) {
-      CTL_SDK_RETURN_IF_ERROR(ctx.expect_leading_shape(v->grad, "input 2 (grad_loss)", v->logits, "logits"));
-    } else {
-      CTL_SDK_RETURN_IF_ERROR(expect_scalar(ctx, v->grad, "input 2 (grad_loss)"));
-    }
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, "output 0 (grad_logits)", v->logits.dtype));
-    return ctx.expect_same_shape(v->out, "output 0 (grad_logits)", v->logits, "input 0 (logits)");
-  }
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(v->out, "output 0 (loss)", v->logits.dtype));
-  if (per_row) return ctx.expect_leading_shape(v->out, "output 0 (loss)", v->logits, "logits");
-  return expect_scalar(ctx, v->out, "output 0 (loss)");
-}
+// The views and attrs of a loss call (sdk/bind_training.hpp).
+using CrossEntropy = sdk::CrossEntropyProblem<DeviceView>;
 
 std::string loss_variant(const char* kind, const CrossEntropy& v) {
   return std::string(kind) + "." + dtype_name(v.logits.dtype) + "." + dtype_name(v.target.dtype);
@@ -100,10 +36,10 @@ std::string loss_variant(const char* kind, const CrossEntropy& v) {
 
 ctl_status* run_cross_entropy(const OpContext& ctx) {
   CrossEntropy v;
-  CTL_SDK_RETURN_IF_ERROR(cross_entropy_views(ctx, false, &v));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_cross_entropy(ctx, false, &v));
   CTL_SDK_RETURN_IF_ERROR(expect_double(ctx));
   const bool per_row = v.reduction == CTL_REDUCTION_NONE;
-  const DeviceView z = leading(v.logits);
+  const DeviceView z = sdk::without_last_axis(v.logits);
   DeviceView out_rows = per_row ? v.out : z;
   const DeviceView* views[3] = {&z, &v.target, &out_rows};
   const Iteration it = make_iteration(views, 3);
@@ -141,13 +77,13 @@ ctl_status* run_cross_entropy(const OpContext& ctx) {
 
 ctl_status* run_cross_entropy_backward(const OpContext& ctx) {
   CrossEntropy v;
-  CTL_SDK_RETURN_IF_ERROR(cross_entropy_views(ctx, true, &v));
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_cross_entropy(ctx, true, &v));
   CTL_SDK_RETURN_IF_ERROR(expect_double(ctx));
   if (v.logits.numel() == 0) return nullptr;
   const bool per_row = v.reduction == CTL_REDUCTION_NONE;
   const bool mean = v.reduction == CTL_REDUCTION_MEAN;
-  const DeviceView z = leading(v.logits);
-  const DeviceView dz = leading(v.out);
+  const DeviceView z = sdk::without_last_axis(v.logits);
+  const DeviceView dz = sdk::without_last_axis(v.out);
   DeviceView g_rows = per_row ? v.grad : z;
   const DeviceView* views[4] = {&z, &v.target, &dz, &g_rows};
   const Iteration it = make_iteration(views, 4);
@@ -182,23 +118,11 @@ ctl_status* run_cross_entropy_backward(const OpContext& ctx) {
 }
 
 ctl_status* run_adamw_step(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 3, 3));
-  DeviceView grad, state[3];
-  static const char* const names[3] = {"output 0 (param)", "output 1 (exp_avg)", "output 2 (exp_avg_sq)"};
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "grad", &grad));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "param", &state[0]));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(1, "exp_avg", &state[1]));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(2, "exp_avg_sq", &state[2]));
-  for (int i = 0; i < 3; ++i) {
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(state[i], names[i], grad.dtype));
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(state[i], names[i], grad, "input 0 (grad)"));
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_distinct(state[i], names[i], "it is updated in place")));
-  }
-  ctl_adamw_attrs a;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_ADAMW_ATTRS_STRUCT_SIZE, "ctl_adamw_attrs", &given));
-  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; adamw_step needs a ctl_adamw_attrs");
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_adamw_attrs(a)));
+  sdk::AdamwProblem<DeviceView> ap;
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_adamw(ctx, &ap));
+  const DeviceView& grad = ap.grad;
+  const DeviceView* state = ap.state;
+  const ctl_adamw_attrs& a = ap.attrs;
   CTL_SDK_RETURN_IF_ERROR(expect_double(ctx));
   const DeviceView* views[4] = {&grad, &state[0], &state[1], &state[2]};
   const Iteration it = make_iteration(views, 4);
@@ -219,25 +143,11 @@ ctl_status* run_adamw_step(const OpContext& ctx) {
 }
 
 ctl_status* run_sgd_step(const OpContext& ctx) {
-  CTL_SDK_RETURN_IF_ERROR(ctx.expect_counts(1, 1, 2, 2));
-  DeviceView grad, param, buffer;
-  bool has_buffer = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.input(0, "grad", &grad));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(0, "param", &param));
-  CTL_SDK_RETURN_IF_ERROR(ctx.output(1, "momentum_buf", &buffer, true, &has_buffer));
-  ctl_sgd_attrs a;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&a, sizeof a, CTL_SGD_ATTRS_STRUCT_SIZE, "ctl_sgd_attrs", &given));
-  if (!given) return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs is NULL; sgd_step needs a ctl_sgd_attrs");
-  CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_sgd_attrs(a, has_buffer)));
-  if (!has_buffer) buffer = param;  // an unused stand-in, so the shader keeps one layout
-  static const char* const names[2] = {"output 0 (param)", "output 1 (momentum_buf)"};
-  const DeviceView* state[2] = {&param, &buffer};
-  for (int i = 0; i < (has_buffer ? 2 : 1); ++i) {
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(*state[i], names[i], grad.dtype));
-    CTL_SDK_RETURN_IF_ERROR(ctx.expect_same_shape(*state[i], names[i], grad, "input 0 (grad)"));
-    CTL_SDK_RETURN_IF_ERROR(ctx.check(sdk::check_distinct(*state[i], names[i], "it is updated in place")));
-  }
+  sdk::SgdProblem<DeviceView> sp;
+  CTL_SDK_RETURN_IF_ERROR(sdk::bind_sgd(ctx, &sp));
+  const DeviceView &grad = sp.grad, &param = sp.param, &buffer = sp.buffer;
+  const bool has_buffer = sp.has_buffer;
+  const ctl_sgd_attrs& a = sp.attrs;
   CTL_SDK_RETURN_IF_ERROR(expect_double(ctx));
   const DeviceView* views[3] = {&grad, &param, &buffer};
   const Iteration it = make_iteration(views, 3);

@@ -85,6 +85,21 @@ struct Pool2dGeometry {
   int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
   bool exclude_padding = false;
+
+  // Window (i, j) clipped to the input: rows [h0, h1), columns [w0, w1) (maybe empty).
+  void window(int64_t i, int64_t j, int64_t* h0, int64_t* h1, int64_t* w0, int64_t* w1) const {
+    const int64_t hs = i * sh - ph, ws = j * sw - pw;
+    *h0 = std::max<int64_t>(hs, 0);
+    *h1 = std::min(H, hs + kh);
+    *w0 = std::max<int64_t>(ws, 0);
+    *w1 = std::min(W, ws + kw);
+  }
+  // avg_pool2d's divisor for that window: its size inside the input with exclude_padding,
+  // else the whole window's.
+  double divisor(int64_t h0, int64_t h1, int64_t w0, int64_t w1) const {
+    if (exclude_padding) return static_cast<double>(std::max<int64_t>(h1 - h0, 0) * std::max<int64_t>(w1 - w0, 0));
+    return static_cast<double>(kh) * static_cast<double>(kw);
+  }
 };
 
 // Fills *g from the attrs (pooling has no defaults: the caller rejects absent attrs) and the
