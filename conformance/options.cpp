@@ -59,6 +59,9 @@ void print_usage(FILE* out) {
                "                         full: everything the plugin claims (default)\n"
                "  --filter PATTERN       only cases whose id matches a shell glob (comma separated list),\n"
                "                         e.g. 'add.*', 'matmul.f16.*', 'contract.events.*'\n"
+               "  --exclude PATTERN      leave out cases whose id matches (same globs), e.g. '*.large' for the\n"
+               "                         2^24-element cases on a slow emulator; like --filter, it makes the run\n"
+               "                         a subset that reaches no level\n"
                "  --list                 print the selected case ids and levels, run nothing\n"
                "  --seed S               seed of the random inputs (default 1); a report's rerun line has it\n"
                "  --jobs J               groups run in parallel (default: half the CPUs, at least 1)\n"
@@ -99,6 +102,8 @@ bool parse_options(int argc, char** argv, Options* o, std::string* error) {
       if (!parse_level(v, &o->level)) return *error = "--level is core, training or full, not '" + v + "'", false;
     } else if (arg == "--filter") {
       if (!value(&o->filter)) return false;
+    } else if (arg == "--exclude") {
+      if (!value(&o->exclude)) return false;
     } else if (arg == "--list") {
       o->list = true;
     } else if (arg == "--seed") {
@@ -181,6 +186,10 @@ bool filter_matches(const std::string& filter, const std::string& id) {
     if (fnmatch(pattern.c_str(), id.c_str(), 0) == 0) return true;
   }
   return false;
+}
+
+bool case_selected(const Options& o, const std::string& id) {
+  return filter_matches(o.filter, id) && (o.exclude.empty() || !filter_matches(o.exclude, id));
 }
 
 }  // namespace catalyst::conformance

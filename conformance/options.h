@@ -14,7 +14,8 @@ struct Options {
   std::string plugin_path;  // resolved absolute path
   uint32_t device = 0;      // index among the plugin's devices
   Level level = Level::kFull;
-  std::string filter;  // glob over case ids ("" = every case); ',' separates several
+  std::string filter;   // glob over case ids ("" = every case); ',' separates several
+  std::string exclude;  // glob over case ids left out ("" = none), as filter
   bool list = false;
   uint64_t seed = 1;
   unsigned jobs = 1;
@@ -40,5 +41,7 @@ bool resolve_plugin(const std::string& given, std::string* path, std::string* er
 
 // True when `id` matches the filter (shell globs, comma separated; "" matches everything).
 bool filter_matches(const std::string& filter, const std::string& id);
+// True when case `id` is selected: it matches --filter and not --exclude.
+bool case_selected(const Options& o, const std::string& id);
 
 }  // namespace catalyst::conformance

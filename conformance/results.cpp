@@ -68,7 +68,7 @@ std::string missing_text(const std::vector<std::pair<std::string, std::string>>&
 }  // namespace
 
 void decide_level(const Options& o, RunResults& r) {
-  if (!o.filter.empty()) {
+  if (!o.filter.empty() || !o.exclude.empty()) {
     r.level_reached = "n/a (filtered run)";
     return;
   }
@@ -161,6 +161,7 @@ bool write_json_report(const Options& o, const RunResults& r, const std::string&
   j.end_object();
   j.value("seed", o.seed);
   j.value("filter", o.filter);
+  j.value("exclude", o.exclude);
   j.value("level_requested", level_name(o.level));
   j.value("level_reached", r.level_reached);
   j.value("level_note", r.level_note);

@@ -129,6 +129,7 @@ bool spawn(const Options& o, const std::string& group, const std::string& resume
   if (probe) args.push_back("--probe");
   if (!group.empty()) args.insert(args.end(), {"--group", group});
   if (!o.filter.empty()) args.insert(args.end(), {"--filter", o.filter});
+  if (!o.exclude.empty()) args.insert(args.end(), {"--exclude", o.exclude});
   if (!resume_after.empty()) args.insert(args.end(), {"--resume-after", resume_after});
   const pid_t pid = fork();
   if (pid < 0) {

@@ -361,7 +361,7 @@ int run_worker(const Options& o) {
       if (c.id == o.resume_after) resuming = false;
       continue;
     }
-    if (c.level > o.level || !filter_matches(o.filter, c.id)) continue;
+    if (c.level > o.level || !case_selected(o, c.id)) continue;
     channel.send({"B", c.id});
     CaseContext ctx;
     ctx.runtime = runtime;

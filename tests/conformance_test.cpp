@@ -114,6 +114,17 @@ bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
 }
 
+// --exclude leaves out what it matches (here the only wrong cases), in the supervisor and its
+// workers alike, and the run is a subset: it passes without claiming a level.
+TEST(Conformance, ExcludedCasesAreNotRunAndTheSubsetReachesNoLevel) {
+  const SuiteRun r = conformance(broken("wrong-result"), "--filter 'exp.*' --exclude 'exp.f32.*'");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.json.find("\"id\": \"exp.f32."), std::string::npos) << r.json.substr(0, 2000);
+  EXPECT_EQ(status_of(r, "exp.f64.0"), "pass");
+  EXPECT_NE(r.json.find("\"level_reached\": \"n/a (filtered run)\""), std::string::npos);
+  EXPECT_NE(r.json.find("\"exclude\": \"exp.f32.*\""), std::string::npos);
+}
+
 TEST(Conformance, WrongResultInOneOpAndDtypeIsNamedAndRerunsExactly) {
   const SuiteRun r = conformance(broken("wrong-result"), "--filter 'exp.*'");
   EXPECT_EQ(r.exit_code, 1) << r.out;
