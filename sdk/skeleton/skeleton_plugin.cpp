@@ -6,10 +6,27 @@
 // replace the memory functions with your device's and make op_supports/op_execute do real
 // work, one op family at a time. Run `catalyst devices --plugin path/to/your.so` to see
 // it load. Everything a plugin allocates goes through host->alloc so leaks are counted.
+//
+// Ops: the SDK reads every call for you (sdk/op_call.hpp: OpContext below derives from its
+// reader, so ctx.input(), ctx.output(), ctx.attrs() and the checks are there), one binder per
+// family turns a call into a problem (sdk/bind_*.hpp), and the op table routes each op to its
+// family's function (sdk/op_families.hpp). To add a family, write its function and name it in
+// kOps, e.g. for the unary ops:
+//
+//   ctl_status* run_unary(const OpContext& ctx) {
+//     View x, y;
+//     CTL_SDK_RETURN_IF_ERROR(ctx.one_to_one(&x, &y));  // checked, with the suite's messages
+//     ...  // your kernel over x and y (sdk/merged_axes.hpp gives the loop over their strides)
+//   }
+//   constexpr auto kOps = catalyst::sdk::op_table(catalyst::sdk::OpFamilies<Run>{.unary = run_unary});
+//
+// A family left out answers UNSUPPORTED, and the suite judges only what the plugin claims.
 #include <cstring>
 #include <new>
 
 #include "catalyst/sdk/host_memory.hpp"
+#include "catalyst/sdk/op_call.hpp"
+#include "catalyst/sdk/op_families.hpp"
 #include "catalyst/sdk/status.hpp"
 #include "catalyst_plugin.h"
 
@@ -27,6 +44,7 @@ struct Instance {
 };
 struct Buffer {
   void* data;
+  uint64_t size;
   bool owned;  // false for memory wrapped with buffer_wrap_host
 };
 struct Stream {
@@ -97,7 +115,7 @@ ctl_status* buffer_allocate(ctl_plugin_device* handle, uint64_t size, ctl_plugin
   const ctl_host_api* host = host_of(reinterpret_cast<Device*>(handle));
   void* data = host->alloc(host->context, size ? size : 1, 64);
   if (!data) return out_of_memory(host, "a buffer");
-  auto* buffer = host_new<Buffer>(host, data, true);
+  auto* buffer = host_new<Buffer>(host, data, size, true);
   if (!buffer) {
     host->free(host->context, data);
     return out_of_memory(host, "a buffer");
@@ -150,19 +168,51 @@ ctl_status* stream_synchronize(ctl_plugin_stream*) {
   return nullptr;
 }
 
-ctl_status* op_supports(ctl_plugin_device* handle, const ctl_op_call* call) {
-  const ctl_host_api* host = host_of(reinterpret_cast<Device*>(handle));
+// A checked view of a buffer: `data` points at element [0, ...].
+struct View : catalyst::sdk::ViewShape {
+  char* data = nullptr;
+};
+
+// The per-call context: the SDK's call reader over this plugin's buffers.
+struct OpContext : catalyst::sdk::OpCall<OpContext, View> {
+  OpContext(const ctl_host_api* host, Stream* stream, const ctl_op_call* call, const char* name)
+      : OpCall(host, call, name, "skeleton plugin: "), stream(stream) {}
+  Stream* stream;
+
+  uint64_t buffer_size(const ctl_plugin_buffer* buffer) const { return reinterpret_cast<const Buffer*>(buffer)->size; }
+  // Turns a checked view into this plugin's: a pointer at its first element.
+  ctl_status* bind_buffer(const ctl_tensor_view& v, const catalyst::sdk::ViewFacts& facts,
+                          const catalyst::sdk::ViewSlot&, View* out) const {
+    out->data = static_cast<char*>(reinterpret_cast<const Buffer*>(v.buffer)->data) + (facts.numel ? v.byte_offset : 0);
+    return nullptr;
+  }
+};
+
+using Run = ctl_status* (*)(const OpContext&);
+using OpEntry = catalyst::sdk::OpEntryOf<Run>;
+// No family yet: every op answers UNSUPPORTED. Name your families here as you write them.
+constexpr auto kOps = catalyst::sdk::op_table(catalyst::sdk::OpFamilies<Run>{});
+
+// The call's entry in kOps, after the checks every op gets; a status otherwise.
+ctl_status* find_entry(const ctl_host_api* host, const ctl_op_call* call, const OpEntry** out) {
   if (!call) return catalyst::sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT, "%s: call is NULL", kPluginName);
-  // An op id from a caller may be any int: read it as one, never as the enum (loading an
-  // out-of-range enum value is undefined behaviour in C++).
-  static_assert(sizeof(ctl_op_id) == sizeof(int), "ctl_op_id is read as an int");
-  int op = 0;
-  std::memcpy(&op, &call->op, sizeof op);
-  return catalyst::sdk::make_status(host, CTL_STATUS_UNSUPPORTED, "%s does not implement op %d yet", kPluginName, op);
+  const catalyst::sdk::Check check = catalyst::sdk::find_op(kOps, call, kPluginName, out);
+  if (check.ok()) return nullptr;
+  return catalyst::sdk::make_status(host, check.code, "%s plugin: %s", kPluginName, check.message);
+}
+
+ctl_status* op_supports(ctl_plugin_device* handle, const ctl_op_call* call) {
+  const OpEntry* entry = nullptr;
+  return find_entry(host_of(reinterpret_cast<Device*>(handle)), call, &entry);
 }
 
 ctl_status* op_execute(ctl_plugin_stream* handle, const ctl_op_call* call) {
-  return op_supports(reinterpret_cast<ctl_plugin_device*>(reinterpret_cast<Stream*>(handle)->device), call);
+  auto* stream = reinterpret_cast<Stream*>(handle);
+  const ctl_host_api* host = host_of(stream->device);
+  const OpEntry* entry = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(find_entry(host, call, &entry));
+  const OpContext ctx(host, stream, call, entry->name);
+  return catalyst::sdk::run_guarded(ctx, "out of host memory", [&] { return entry->run(ctx); });
 }
 
 const ctl_plugin_api kApi = {
