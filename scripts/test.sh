@@ -24,8 +24,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir "$ROOT/build-asan" --output-on-failure -j "$JOBS" -L 'core|plugin'
 stage_done "the sanitizer tests"
 
-echo "== build as Release (the build type users ship; the tests' own code is checked above)"
-BUILD_DIR="$ROOT/build-release" BUILD_TYPE=Release CMAKE_ARGS=-DBUILD_TESTING=OFF source "$ROOT/scripts/setup.sh"
+echo "== build as Release (the build type users ship; the tests' own code and the benchmarks are checked above)"
+BUILD_DIR="$ROOT/build-release" BUILD_TYPE=Release CMAKE_ARGS="-DBUILD_TESTING=OFF -DCATALYST_BUILD_BENCH=OFF" \
+  source "$ROOT/scripts/setup.sh"
 stage_done "the Release build"
 
 echo "== fuzz the public C API and the safetensors loader (scripts/fuzz.sh, a minute per harness)"
