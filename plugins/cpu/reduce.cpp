@@ -13,6 +13,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "catalyst/sdk/bind_reduce.hpp"
 #include "dtype_dispatch.h"
 #include "half_convert.h"
 #include "kernels.h"
@@ -325,36 +326,8 @@ ctl_status* run_reduce(const OpContext& ctx) {
   const bool arg = op == CTL_OP_ARGMAX || op == CTL_OP_ARGMIN;
   CTL_SDK_RETURN_IF_ERROR(ctx.expect_dtype(out, "output 0 (out)", arg ? CTL_DTYPE_I64 : x.dtype));
 
-  ctl_reduce_attrs attrs;
-  bool given = false;
-  CTL_SDK_RETURN_IF_ERROR(ctx.attrs(&attrs, sizeof attrs, CTL_REDUCE_ATTRS_STRUCT_SIZE, "ctl_reduce_attrs", &given));
   bool reduced[CTL_MAX_RANK] = {};
-  if (!given || attrs.axis_count == 0) {
-    if (arg && x.rank != 1) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "needs exactly one axis (attrs.axis_count is 0, x has rank %u)",
-                      x.rank);
-    }
-    for (uint32_t i = 0; i < x.rank; ++i) reduced[i] = true;
-  } else {
-    if (attrs.axis_count > CTL_MAX_RANK) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.axis_count %u exceeds %d", attrs.axis_count, CTL_MAX_RANK);
-    }
-    if (arg && attrs.axis_count != 1) {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "needs exactly one axis, attrs.axis_count is %u", attrs.axis_count);
-    }
-    for (uint32_t i = 0; i < attrs.axis_count; ++i) {
-      int64_t axis = attrs.axes[i];
-      if (axis < 0) axis += x.rank;
-      if (axis < 0 || axis >= static_cast<int64_t>(x.rank)) {
-        return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.axes[%u] = %d is out of range for rank %u", i,
-                        attrs.axes[i], x.rank);
-      }
-      if (reduced[axis]) {
-        return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "attrs.axes[%u] = %d repeats an axis", i, attrs.axes[i]);
-      }
-      reduced[axis] = true;
-    }
-  }
+  CTL_SDK_RETURN_IF_ERROR(sdk::read_reduced_axes(ctx, x.rank, arg, reduced));
   // The core hands over the output with x's rank and size 1 on reduced axes.
   if (out.rank != x.rank) {
     return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "output 0 (out) has rank %u, expected x's rank %u", out.rank, x.rank);
