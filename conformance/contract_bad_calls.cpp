@@ -1,5 +1,5 @@
-// contract_bad_calls.cpp — the contract cases of bad calls: a malformed op call gets an error status, no crash, no write to its
-// output, and leaves the stream usable.
+// contract_bad_calls.cpp — the contract cases of bad calls: a malformed op call gets an error status, no crash, no
+// write to its output, and leaves the stream usable.
 #include "contract_support.h"
 
 namespace catalyst::conformance::contract {

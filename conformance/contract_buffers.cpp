@@ -1,5 +1,5 @@
-// contract_buffers.cpp — the contract cases of buffers: zero-size and absurd sizes are handled, many buffers keep their own bytes,
-// and everything allocated through the host table is given back.
+// contract_buffers.cpp — the contract cases of buffers: zero-size and absurd sizes are handled, many buffers keep their
+// own bytes, and everything allocated through the host table is given back.
 #include "contract_support.h"
 
 namespace catalyst::conformance::contract {

@@ -1,6 +1,6 @@
-// contract_copies.cpp — the contract cases of copies: host<->device transfers round-trip exactly at any size and offset and touch
-// nothing outside their range; buffer_copy, buffer_fill and buffer_host_pointer work where
-// the plugin provides them.
+// contract_copies.cpp — the contract cases of copies: host<->device transfers round-trip exactly at any size and offset
+// and touch nothing outside their range; buffer_copy, buffer_fill and buffer_host_pointer work where the plugin
+// provides them.
 #include "contract_support.h"
 
 namespace catalyst::conformance::contract {

@@ -1,6 +1,6 @@
-// contract_streams.cpp — the contract cases of streams and events: work on one stream runs in submission order with no synchronize
-// in between, two streams do not disturb each other, and an event recorded on one stream
-// orders work on another.
+// contract_streams.cpp — the contract cases of streams and events: work on one stream runs in submission order with no
+// synchronize in between, two streams do not disturb each other, and an event recorded on one stream orders work on
+// another.
 #include "contract_support.h"
 
 namespace catalyst::conformance::contract {

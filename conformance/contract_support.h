@@ -199,7 +199,7 @@ void expect_values(const T* got, const T* expected, size_t n, const std::string&
 
 // Exact comparison of bytes; `describe_byte` may add where a byte came from.
 inline void expect_bytes(const uint8_t* got, const uint8_t* expected, size_t n, const std::string& what,
-                  const std::function<std::string(size_t)>& describe_byte = nullptr) {
+                         const std::function<std::string(size_t)>& describe_byte = nullptr) {
   size_t wrong = 0, first = 0;
   for (size_t i = 0; i < n; ++i) {
     if (got[i] != expected[i]) {
@@ -323,7 +323,7 @@ class Resources {
 
 // A contiguous view of `buffer` in the normalised form.
 inline ctl_tensor_view make_view(ctl_plugin_buffer* buffer, ctl_dtype dtype, std::initializer_list<int64_t> shape,
-                          uint64_t byte_offset = 0) {
+                                 uint64_t byte_offset = 0) {
   ctl_tensor_view view{};
   view.struct_size = CTL_TENSOR_VIEW_STRUCT_SIZE;
   view.buffer = buffer;
@@ -340,7 +340,8 @@ inline ctl_tensor_view make_view(ctl_plugin_buffer* buffer, ctl_dtype dtype, std
 }
 
 inline ctl_op_call make_call(ctl_op_id op, const ctl_tensor_view* const* inputs, uint32_t input_count,
-                      const ctl_tensor_view* const* outputs, uint32_t output_count, const void* attrs = nullptr) {
+                             const ctl_tensor_view* const* outputs, uint32_t output_count,
+                             const void* attrs = nullptr) {
   ctl_op_call call{};
   call.struct_size = CTL_OP_CALL_STRUCT_SIZE;
   call.next = nullptr;
@@ -359,7 +360,7 @@ inline std::string view_text(const ctl_tensor_view& view) {
 
 // Enqueues a binary elementwise op out = op(a, b) (or unary when b is NULL); throws on error.
 inline void run_op(const Resources& res, ctl_plugin_stream* stream, ctl_op_id op, const ctl_tensor_view& a,
-            const ctl_tensor_view* b, const ctl_tensor_view& out, const std::string& what) {
+                   const ctl_tensor_view* b, const ctl_tensor_view& out, const std::string& what) {
   const ctl_tensor_view* inputs[2] = {&a, b};
   const ctl_tensor_view* outputs[1] = {&out};
   const ctl_op_call call = make_call(op, inputs, b ? 2u : 1u, outputs, 1);
@@ -412,8 +413,8 @@ inline uint64_t random_in(CaseContext& ctx, uint64_t low, uint64_t high) {
 }
 
 // Registers case contract.<area>.<name> (level core) running `run`.
-inline void add_case(std::vector<Case>& out, const std::string& area, const std::string& name,
-                     const std::string& dtype, const std::string& label, std::function<void(CaseContext&)> run) {
+inline void add_case(std::vector<Case>& out, const std::string& area, const std::string& name, const std::string& dtype,
+                     const std::string& label, std::function<void(CaseContext&)> run) {
   Case c;
   c.id = "contract." + area + "." + name;
   c.group = "contract." + area;

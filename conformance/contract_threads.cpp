@@ -1,4 +1,5 @@
-// contract_threads.cpp — the contract cases of threads: several threads may drive one device at once, each with its own stream.
+// contract_threads.cpp — the contract cases of threads: several threads may drive one device at once, each with its own
+// stream.
 #include "contract_support.h"
 
 namespace catalyst::conformance::contract {

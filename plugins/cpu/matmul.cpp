@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "cast_rules.h"
+#include "catalyst/sdk/bind_matmul.hpp"
 #include "dtype_dispatch.h"
 #include "gemm_half.h"
 #include "gemm_kernels.h"
@@ -554,40 +555,6 @@ ctl_status* matmul_int(const OpContext& ctx, const Problem& p) {
 
 // ---- validation -------------------------------------------------------------------------
 
-// Right-aligns `v`'s batch axes (all but the last two) with out's and fills its strides;
-// a size-1 or missing axis broadcasts with stride 0.
-ctl_status* batch_strides(const OpContext& ctx, const View& v, const char* name, uint32_t matrix_axes, const Problem& p,
-                          int64_t* strides) {
-  const uint32_t v_batch = v.rank - matrix_axes;
-  if (v_batch > p.batch_rank) {
-    return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s has %u batch axes but the output has %u", name, v_batch,
-                    p.batch_rank);
-  }
-  for (uint32_t axis = 0; axis < p.batch_rank; ++axis) {
-    const int64_t v_axis = static_cast<int64_t>(axis) - static_cast<int64_t>(p.batch_rank - v_batch);
-    if (v_axis < 0) {
-      strides[axis] = 0;
-      continue;
-    }
-    const int64_t size = v.shape[v_axis];
-    if (size == p.batch_shape[axis]) {
-      strides[axis] = size == 1 ? 0 : v.strides[v_axis];
-    } else if (size == 1) {
-      strides[axis] = 0;
-    } else {
-      return ctx.fail(CTL_STATUS_INVALID_ARGUMENT, "%s batch axis %lld has size %lld, the output's has %lld", name,
-                      static_cast<long long>(v_axis), static_cast<long long>(size),
-                      static_cast<long long>(p.batch_shape[axis]));
-    }
-  }
-  return nullptr;
-}
-
-void swap_last_two(View* v) {
-  std::swap(v->shape[v->rank - 1], v->shape[v->rank - 2]);
-  std::swap(v->strides[v->rank - 1], v->strides[v->rank - 2]);
-}
-
 }  // namespace
 
 ctl_status* run_matmul(const OpContext& ctx) {
@@ -619,8 +586,8 @@ ctl_status* run_matmul(const OpContext& ctx) {
                     p.out.rank);
   }
   // The core applies transposes as strides; honour the flags anyway if a caller sets them.
-  if (given && attrs.transpose_a) swap_last_two(&p.a);
-  if (given && attrs.transpose_b) swap_last_two(&p.b);
+  if (given && attrs.transpose_a) sdk::swap_last_two(&p.a);
+  if (given && attrs.transpose_b) sdk::swap_last_two(&p.b);
   p.M = p.a.shape[p.a.rank - 2];
   p.K = p.a.shape[p.a.rank - 1];
   p.N = p.b.shape[p.b.rank - 1];
@@ -642,8 +609,8 @@ ctl_status* run_matmul(const OpContext& ctx) {
     p.batches *= p.out.shape[i];
     p.batch_strides[2][i] = p.out.strides[i];
   }
-  CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, p.a, "input 0 (a)", 2, p, p.batch_strides[0]));
-  CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, p.b, "input 1 (b)", 2, p, p.batch_strides[1]));
+  CTL_SDK_RETURN_IF_ERROR(sdk::matmul_batch_strides(ctx, p.a, "input 0 (a)", p.out, p.batch_strides[0]));
+  CTL_SDK_RETURN_IF_ERROR(sdk::matmul_batch_strides(ctx, p.b, "input 1 (b)", p.out, p.batch_strides[1]));
   if (has_bias) {
     // The bias broadcasts to the whole output: check its last two axes like batch axes.
     if (p.bias.rank > p.out.rank) {
@@ -662,7 +629,7 @@ ctl_status* run_matmul(const OpContext& ctx) {
     }
     bias.rank = p.out.rank;
     p.bias = bias;
-    CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, p.bias, "input 2 (bias)", 2, p, p.batch_strides[3]));
+    CTL_SDK_RETURN_IF_ERROR(sdk::matmul_batch_strides(ctx, p.bias, "input 2 (bias)", p.out, p.batch_strides[3]));
   }
   if (p.batches == 0 || p.M == 0 || p.N == 0) return nullptr;
   ctl_status* status = nullptr;

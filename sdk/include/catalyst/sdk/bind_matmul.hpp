@@ -43,12 +43,11 @@ struct MatmulProblem {
   bool empty() const { return batches == 0 || M == 0 || N == 0; }
 };
 
-namespace matmul_detail {
-
 // The strides of an operand's batch axes (all but its last two) along out's batch axes:
-// missing or size-1 axes broadcast with stride 0.
+// missing or size-1 axes broadcast with stride 0. Fails naming the operand (`name`) when an
+// axis neither matches out's nor is 1.
 template <class Ctx, class View>
-ctl_status* batch_strides(const Ctx& ctx, const View& v, const char* name, const View& out, int64_t* strides) {
+ctl_status* matmul_batch_strides(const Ctx& ctx, const View& v, const char* name, const View& out, int64_t* strides) {
   const uint32_t batch_rank = out.rank - 2;
   const uint32_t v_batch = v.rank - 2;
   if (v_batch > batch_rank) {
@@ -75,11 +74,14 @@ ctl_status* batch_strides(const Ctx& ctx, const View& v, const char* name, const
   return nullptr;
 }
 
+// A transpose flag applied as strides: the view's last two axes swapped.
 template <class View>
 void swap_last_two(View* v) {
   std::swap(v->shape[v->rank - 1], v->shape[v->rank - 2]);
   std::swap(v->strides[v->rank - 1], v->strides[v->rank - 2]);
 }
+
+namespace matmul_detail {
 
 // Integer alpha and beta must be whole numbers in int64's range, as the reference requires.
 inline bool whole(double v) {
@@ -143,9 +145,9 @@ ctl_status* bind_matmul(const Ctx& ctx, MatmulProblem<View>* p) {
   p->M = M, p->N = N, p->K = K;
   p->batch_rank = out.rank - 2;
   for (uint32_t i = 0; i < p->batch_rank; ++i) p->batch_shape[i] = out.shape[i];
-  CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, a, "input 0 (a)", out, p->batch_strides[0]));
-  CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, b, "input 1 (b)", out, p->batch_strides[1]));
-  CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, out, "output 0 (out)", out, p->batch_strides[2]));
+  CTL_SDK_RETURN_IF_ERROR(matmul_batch_strides(ctx, a, "input 0 (a)", out, p->batch_strides[0]));
+  CTL_SDK_RETURN_IF_ERROR(matmul_batch_strides(ctx, b, "input 1 (b)", out, p->batch_strides[1]));
+  CTL_SDK_RETURN_IF_ERROR(matmul_batch_strides(ctx, out, "output 0 (out)", out, p->batch_strides[2]));
   if (p->has_bias) {
     // The bias broadcasts to the whole output: pad it to the output's rank, then its matrix
     // axes broadcast like its batch axes.
@@ -164,7 +166,7 @@ ctl_status* bind_matmul(const Ctx& ctx, MatmulProblem<View>* p) {
       }
     }
     padded.rank = out.rank;
-    CTL_SDK_RETURN_IF_ERROR(batch_strides(ctx, padded, "input 2 (bias)", out, p->batch_strides[3]));
+    CTL_SDK_RETURN_IF_ERROR(matmul_batch_strides(ctx, padded, "input 2 (bias)", out, p->batch_strides[3]));
     p->bias_rs = padded.strides[out.rank - 2];
     p->bias_cs = padded.strides[out.rank - 1];
   }
