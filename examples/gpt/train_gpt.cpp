@@ -345,7 +345,14 @@ std::string sample(const catalyst::Runtime& rt, const catalyst::nn::GPT& model, 
     const int64_t T = int64_t(window.size());
     catalyst::Tensor logits = model.logits(ids_tensor(device, 1, T, window));
     catalyst::Tensor last = logits.slice(1, T - 1, T).reshape({256});
-    std::vector<double> l = catalyst::cast(last, CTL_DTYPE_F64).to_vector<double>();
+    // Read in f32 (exact for f32, f16 and bf16 logits), so a device without f64 samples too.
+    std::vector<double> l;
+    if (last.dtype() == CTL_DTYPE_F64) {
+      l = last.to_vector<double>();
+    } else {
+      const std::vector<float> narrow = catalyst::cast(last, CTL_DTYPE_F32).to_vector<float>();
+      l.assign(narrow.begin(), narrow.end());
+    }
     double top = *std::max_element(l.begin(), l.end());
     double z = 0;
     for (double& v : l) z += (v = std::exp((v - top) / o.temperature));

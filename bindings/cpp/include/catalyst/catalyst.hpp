@@ -607,10 +607,30 @@ inline Tensor random(Device device, ctl_dtype dtype, const Shape& shape, bool no
 
 inline double Tensor::item() const {
   if (numel() != 1) throw Error(CTL_STATUS_INVALID_ARGUMENT, "item() needs a tensor of one element");
-  Tensor as_double = dtype() == CTL_DTYPE_F64 ? *this : cast(*this, CTL_DTYPE_F64);
-  double v = 0;
-  as_double.to_host(&v, sizeof v);
-  return v;
+  // Read in a dtype the device computes in and widen on the host: a device without f64 (which
+  // only f64 tensors need) can still report a loss. f32 and f64 as they are, f16 and bf16
+  // through f32, integers and bool through i64: each step is exact, as a cast to f64 was.
+  switch (dtype()) {
+    case CTL_DTYPE_F64: {
+      double v = 0;
+      to_host(&v, sizeof v);
+      return v;
+    }
+    case CTL_DTYPE_F32:
+    case CTL_DTYPE_F16:
+    case CTL_DTYPE_BF16: {
+      const Tensor as_float = dtype() == CTL_DTYPE_F32 ? *this : cast(*this, CTL_DTYPE_F32);
+      float v = 0;
+      as_float.to_host(&v, sizeof v);
+      return v;
+    }
+    default: {
+      const Tensor as_long = dtype() == CTL_DTYPE_I64 ? *this : cast(*this, CTL_DTYPE_I64);
+      int64_t v = 0;
+      as_long.to_host(&v, sizeof v);
+      return static_cast<double>(v);
+    }
+  }
 }
 
 }  // namespace catalyst

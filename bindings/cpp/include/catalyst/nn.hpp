@@ -227,11 +227,12 @@ class GPT {
     ln_f = LayerNorm(init, config.width);
     // The causal mask, a constant outside the record: 0 where j <= i, -inf where j > i.
     const int64_t T = config.context;
-    std::vector<double> m(static_cast<size_t>(T * T));
+    // Built in f32, which every device has (0 and -inf are exact in every float dtype).
+    std::vector<float> m(static_cast<size_t>(T * T));
     for (int64_t i = 0; i < T; ++i) {
-      for (int64_t j = 0; j < T; ++j) m[i * T + j] = j <= i ? 0.0 : -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < T; ++j) m[i * T + j] = j <= i ? 0.0f : -std::numeric_limits<float>::infinity();
     }
-    mask_ = cast(Tensor::from_vector<double>(device, {T, T}, m), dtype).detach();
+    mask_ = cast(Tensor::from_vector<float>(device, {T, T}, m), dtype).detach();
     position_ids_ = arange(device, CTL_DTYPE_I64, T);
   }
 

@@ -21,9 +21,11 @@ inline double warmup_cosine(int64_t step, int64_t warmup, int64_t total, double 
   return floor + 0.5 * (peak - floor) * (1.0 + std::cos(M_PI * progress));
 }
 
-// The gradients' squared norms, one f64 per parameter, gathered per device: the device
-// half of clip_grad_norm. No host read happens here, so a captured graph can compute it
-// (examples/gpt/graph_step.hpp).
+// The gradients' squared norms, one per parameter, gathered per device: the device half of
+// clip_grad_norm. No host read happens here, so a captured graph can compute it
+// (examples/gpt/graph_step.hpp). Each sum is kept in f32 (f64 for f64 gradients): a sum of
+// f32, f16 or bf16 squares is already rounded to its dtype, and f32 holds it exactly, so a
+// device without f64 computes it too and the host widens the same values a cast to f64 gave.
 struct GradSquares {
   std::vector<Tensor> grads;             // the gradients, in parameter order (parameters without one skipped)
   std::vector<size_t> device_of_square;  // index into per_device, per gradient
@@ -38,7 +40,8 @@ inline GradSquares grad_squares(const Runtime& runtime, const nn::NamedTensors& 
   for (const auto& [name, p] : params) {
     Tensor g = p.grad();
     if (!g) continue;
-    squares.push_back(cast(sum(g * g), CTL_DTYPE_F64).reshape({1}));
+    const ctl_dtype square_dtype = g.dtype() == CTL_DTYPE_F64 ? CTL_DTYPE_F64 : CTL_DTYPE_F32;
+    squares.push_back(cast(sum(g * g), square_dtype).reshape({1}));
     const Device d = g.device();
     const size_t k = size_t(std::find(devices.begin(), devices.end(), d) - devices.begin());
     if (k == devices.size()) devices.push_back(d);
@@ -48,9 +51,16 @@ inline GradSquares grad_squares(const Runtime& runtime, const nn::NamedTensors& 
   // One tensor per device, so the host half reads each device once for all its sums (a
   // wait for the device per parameter would stall a GPU every step).
   for (size_t k = 0; k < devices.size(); ++k) {
+    // One dtype per device's tensor: f64 where any of its gradients is f64 (that device has
+    // f64), else f32.
+    bool wide = false;
+    for (size_t i = 0; i < squares.size(); ++i) {
+      wide = wide || (out.device_of_square[i] == k && squares[i].dtype() == CTL_DTYPE_F64);
+    }
     std::vector<Tensor> mine;
     for (size_t i = 0; i < squares.size(); ++i) {
-      if (out.device_of_square[i] == k) mine.push_back(squares[i]);
+      if (out.device_of_square[i] != k) continue;
+      mine.push_back(wide && squares[i].dtype() != CTL_DTYPE_F64 ? cast(squares[i], CTL_DTYPE_F64) : squares[i]);
     }
     out.per_device.push_back(concat(mine, 0));
   }
@@ -63,7 +73,14 @@ inline GradSquares grad_squares(const Runtime& runtime, const nn::NamedTensors& 
 inline double clip_with_squares(const Runtime& runtime, const GradSquares& squares, double max_norm) {
   NoGrad no_grad(runtime);
   std::vector<std::vector<double>> per_device;
-  for (const Tensor& t : squares.per_device) per_device.push_back(t.to_vector<double>());
+  for (const Tensor& t : squares.per_device) {
+    if (t.dtype() == CTL_DTYPE_F64) {
+      per_device.push_back(t.to_vector<double>());
+    } else {
+      const std::vector<float> narrow = t.to_vector<float>();
+      per_device.emplace_back(narrow.begin(), narrow.end());
+    }
+  }
   double total = 0;
   std::vector<size_t> next(per_device.size(), 0);
   for (size_t i = 0; i < squares.grads.size(); ++i) {
