@@ -87,11 +87,6 @@ ctl_status* run_matmul(const OpContext& ctx) {
   sdk::MatmulProblem<DeviceView> mm;
   CTL_SDK_RETURN_IF_ERROR(sdk::bind_matmul(ctx, &mm));
   if (mm.empty()) return nullptr;
-  const DeviceView &a = mm.a, &b = mm.b, &out = mm.out, &bias = mm.bias;
-  const bool has_bias = mm.has_bias, is_float = mm.is_float;
-  const ctl_dtype dtype = mm.dtype;
-  const double alpha = mm.alpha, beta = mm.beta;
-  const int64_t M = mm.M, N = mm.N, K = mm.K, batches = mm.batches, activation = mm.activation;
   DeviceView batch[4];  // a, b, out, bias along out's batch axes
   sdk::matmul_batch_views(mm, batch);
   const DeviceView* batch_views[4] = {&batch[0], &batch[1], &batch[2], &batch[3]};
@@ -99,40 +94,40 @@ ctl_status* run_matmul(const OpContext& ctx) {
 
   Kernel* k = nullptr;
   TileConfig config{};
-  CTL_SDK_RETURN_IF_ERROR(tiled_kernel(ctx, dtype, &k, &config));
+  CTL_SDK_RETURN_IF_ERROR(tiled_kernel(ctx, mm.dtype, &k, &config));
 
   const int64_t a_rs = mm.a_rs, a_cs = mm.a_cs, b_rs = mm.b_rs, b_cs = mm.b_cs, o_rs = mm.out_rs, o_cs = mm.out_cs,
                 c_rs = mm.bias_rs, c_cs = mm.bias_cs;
-  cl_int flags = static_cast<cl_int>(activation) << kFlagActivationShift;
-  if (has_bias) flags |= kFlagBias;
-  if (beta != 0.0) flags |= kFlagBeta;
+  cl_int flags = static_cast<cl_int>(mm.activation) << kFlagActivationShift;
+  if (mm.has_bias) flags |= kFlagBias;
+  if (mm.beta != 0.0) flags |= kFlagBeta;
   // Tiles load VW elements at a time along an operand's unit-stride axis.
   if (a_cs == 1) flags |= kFlagAKUnit;
   if (a_rs == 1) flags |= kFlagAMUnit;
   if (b_cs == 1) flags |= kFlagBNUnit;
   if (b_rs == 1) flags |= kFlagBKUnit;
-  const ctl_dtype scalar_dtype = is_float ? dtype : CTL_DTYPE_I64;
-  const Scalar alpha_s = compute_scalar(scalar_dtype, alpha), beta_s = compute_scalar(scalar_dtype, beta);
-  const DeviceView& bias_arg = has_bias ? bias : out;  // any valid buffer when there is no bias
+  const ctl_dtype scalar_dtype = mm.is_float ? mm.dtype : CTL_DTYPE_I64;
+  const Scalar alpha_s = compute_scalar(scalar_dtype, mm.alpha), beta_s = compute_scalar(scalar_dtype, mm.beta);
+  const DeviceView& bias_arg = mm.has_bias ? mm.bias : mm.out;  // any valid buffer when there is no bias
 
   // Grid: x = column tiles, y = row tiles, z = batch elements. Drivers may cap the groups
   // along y and z at 65535 (CUDA's grid limits), so larger problems take several launches.
   constexpr int64_t kMaxGroups = 65535;
   const size_t lx = config.packed ? 1 : static_cast<size_t>(config.tn / config.vw);
   const size_t ly = config.packed ? 1 : static_cast<size_t>(config.tm / config.wm);
-  const int64_t col_tiles = (N + config.tn - 1) / config.tn, row_tiles = (M + config.tm - 1) / config.tm;
+  const int64_t col_tiles = (mm.N + config.tn - 1) / config.tn, row_tiles = (mm.M + config.tm - 1) / config.tm;
   const size_t local[3] = {lx, ly, 1};
-  for (int64_t batch0 = 0; batch0 < batches; batch0 += kMaxGroups) {
-    const int64_t nb = std::min(kMaxGroups, batches - batch0);
+  for (int64_t batch0 = 0; batch0 < mm.batches; batch0 += kMaxGroups) {
+    const int64_t nb = std::min(kMaxGroups, mm.batches - batch0);
     for (int64_t tile0 = 0; tile0 < row_tiles; tile0 += kMaxGroups) {
       const int64_t nr = std::min(kMaxGroups, row_tiles - tile0);
       const size_t global[3] = {static_cast<size_t>(col_tiles) * lx, static_cast<size_t>(nr) * ly,
                                 static_cast<size_t>(nb)};
-      CTL_SDK_RETURN_IF_ERROR(ctx.enqueue(k, 3, global, local, a, b, out, bias_arg, cl_long{M}, cl_long{N}, cl_long{K},
-                                          cl_long{a_rs}, cl_long{a_cs}, cl_long{b_rs}, cl_long{b_cs}, cl_long{o_rs},
-                                          cl_long{o_cs}, cl_long{c_rs}, cl_long{c_cs}, it.rank, it.shape, it.strides[0],
-                                          it.strides[1], it.strides[2], it.strides[3], cl_long{tile0}, cl_long{batch0},
-                                          flags, alpha_s, beta_s));
+      CTL_SDK_RETURN_IF_ERROR(ctx.enqueue(k, 3, global, local, mm.a, mm.b, mm.out, bias_arg, cl_long{mm.M},
+                                          cl_long{mm.N}, cl_long{mm.K}, cl_long{a_rs}, cl_long{a_cs}, cl_long{b_rs},
+                                          cl_long{b_cs}, cl_long{o_rs}, cl_long{o_cs}, cl_long{c_rs}, cl_long{c_cs},
+                                          it.rank, it.shape, it.strides[0], it.strides[1], it.strides[2], it.strides[3],
+                                          cl_long{tile0}, cl_long{batch0}, flags, alpha_s, beta_s));
     }
   }
   return nullptr;
