@@ -13,7 +13,12 @@
 #     would, loaded by the installed `catalyst devices --plugin`, and run through the
 #     installed `catalyst conformance`, which must find no failure and report that the
 #     `core` level is not reached (exit status 2: the skeleton implements no op).
-# Arguments: BUILD_DIR WORK_DIR SOURCE_DIR DATADIR C_COMPILER CXX_COMPILER GENERATOR
+#  7. the worked vendor plugin (examples/vendor_plugin/, docs/vendor-guide.md: host memory,
+#     matmul through OpenBLAS) copied out of the tree, built against the prefix alone as a
+#     vendor would, and run through the installed `catalyst conformance --level core`, which
+#     must find no failure and report the `core` level reached (exit status 0).
+# Arguments: BUILD_DIR WORK_DIR SOURCE_DIR DATADIR C_COMPILER CXX_COMPILER GENERATOR, and
+# VENDOR_PLUGIN_DIR (step 7; empty when OpenBLAS was not found at configure time).
 function(run)
   cmake_parse_arguments(R "" "WHAT;EXPECT" "COMMAND;ENV" ${ARGN})
   if(NOT DEFINED R_EXPECT)
@@ -112,4 +117,23 @@ run(WHAT "catalyst conformance --plugin <skeleton>" EXPECT 2 ENV ${run_env}
             --report ${WORK_DIR}/skeleton-conformance.json)
 if(NOT LAST_OUTPUT MATCHES " 0 failed, 0 crashed, 0 timed out" OR NOT LAST_OUTPUT MATCHES "level reached: none")
   message(FATAL_ERROR "the suite should find nothing wrong with the skeleton and report no level reached:\n${LAST_OUTPUT}")
+endif()
+
+# The worked vendor plugin: its own project, built from the prefix, must reach `core`.
+if(NOT VENDOR_PLUGIN_DIR)
+  message(STATUS "worked vendor plugin: skipped, OpenBLAS (libopenblas-dev) was not found at configure time")
+  return()
+endif()
+file(COPY ${VENDOR_PLUGIN_DIR}/ DESTINATION ${WORK_DIR}/vendor_plugin)
+run(WHAT "configure the worked vendor plugin"
+    COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/vendor_plugin -B ${WORK_DIR}/vendor_plugin/build -G ${GENERATOR}
+            -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release
+            "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror")
+run(WHAT "build the worked vendor plugin" COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/vendor_plugin/build)
+set(vendor_plugin ${WORK_DIR}/vendor_plugin/build/libcatalyst-hostblas.so)
+run(WHAT "catalyst conformance --plugin <hostblas> --level core" ENV ${run_env}
+    COMMAND ${prefix}/bin/catalyst conformance --plugin ${vendor_plugin} --level core --jobs 2
+            --report ${WORK_DIR}/vendor-plugin-conformance.json)
+if(NOT LAST_OUTPUT MATCHES " 0 failed, 0 crashed, 0 timed out" OR NOT LAST_OUTPUT MATCHES "level reached: core")
+  message(FATAL_ERROR "the worked vendor plugin should pass every core case and reach the core level:\n${LAST_OUTPUT}")
 endif()
