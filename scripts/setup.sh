@@ -3,7 +3,7 @@
 # configures and builds. Sourced by demo.sh and test.sh; safe to run again.
 #   BUILD_DIR   build directory (default: build)
 #   SANITIZE    e.g. address,undefined for an instrumented build
-#   BUILD_TYPE  CMake build type (default: RelWithDebInfo)
+#   BUILD_TYPE  CMake build type (default: Release, what users ship and the tests run)
 #   CMAKE_ARGS  more arguments for the configure step, e.g. -DBUILD_TESTING=OFF
 set -euo pipefail
 
@@ -70,7 +70,7 @@ install_missing_packages() {
 configure_and_build() {
   # Warnings are errors here, for the project's developers and CI; a plain cmake leaves them
   # warnings for users.
-  local args=(-S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
+  local args=(-S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}"
               -DCATALYST_WERROR=ON)
   [ -n "${SANITIZE:-}" ] && args+=(-DCATALYST_SANITIZE="$SANITIZE")
   # shellcheck disable=SC2206 # word splitting is the point: several -D arguments
