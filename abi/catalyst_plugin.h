@@ -107,12 +107,14 @@ typedef struct ctl_tensor_view {
  *    alpha_set is true; the optional bias (inputs[2], may be NULL) is broadcast to the
  *    output shape;
  *  - softmax / log_softmax / gather / scatter_add / concat: axis is non-negative;
- *  - layer_norm / rms_norm: epsilon is set; absent optional inputs and outputs are NULL;
+ *  - layer_norm / rms_norm: epsilon is set; absent optional inputs and outputs are NULL
+ *    or past the count (rule 2 below);
  *  - gelu_backward / gelu_tanh_backward (1.1): broadcast like elementwise binary ops;
  *  - softmax_backward / log_softmax_backward (1.1): y and dy share one shape; axis is
  *    non-negative;
  *  - layer_norm_backward / rms_norm_backward (1.1): dy and x share one shape; mean and rstd
- *    are x.shape[:-1] (f32 for f16/bf16 x); absent weight and outputs are NULL;
+ *    are x.shape[:-1] (f32 for f16/bf16 x); absent weight and outputs are NULL or past the
+ *    count (rule 2); epsilon is set as layer_norm's (it is unused);
  *  - cross_entropy / cross_entropy_backward (1.1): target is logits.shape[:-1] (i32 or
  *    i64); attrs are always present;
  *  - adamw_step (1.1): the three outputs are read and written in place; attrs are present
@@ -124,6 +126,35 @@ typedef struct ctl_tensor_view {
  *  - pooling (1.1): rank 4; kernel >= 1, stride >= 1 (0 replaced by the kernel), padding
  *    in [0, kernel / 2];
  *  - outputs never overlap inputs.
+ * And four rules hold for every op:
+ *  1. Ranks. Every input view of an op that broadcasts has the output's rank, and so does
+ *     each matmul operand and its bias: broadcasting shows in strides, never in a lower
+ *     rank. a (M, K) against b (B, K, N) arrives as a (B, M, K) whose batch stride is 0; a
+ *     batch axis an operand lacked or had with size 1 has stride 0, and a batch axis of
+ *     stride 0 may sit in any operand, so batch offsets come from the strides, never from
+ *     M * K.
+ *  2. Counts. input_count and output_count are the caller's, between the op's least and
+ *     full counts: layer_norm may arrive with output_count 1 (y) or 3 (y, mean, rstd),
+ *     layer_norm_backward with 1, 2 or 3, and an entry below the count may be NULL
+ *     (layer_norm with output_count 3 and outputs[1] NULL wants y and rstd). An optional input or output is absent when its index is at or
+ *     past the count or its entry is NULL; read neither past the count nor through a NULL.
+ *     The same holds for rms_norm (2), layer_norm_backward (3), rms_norm_backward (2), the
+ *     norms' inputs and the bias of matmul and conv2d.
+ *  3. Attributes. An op with an attribute struct in catalyst.h always gets it (attrs is
+ *     never NULL), with the op's documented defaults applied: a NULL from the caller arrives
+ *     as that filled struct (softmax, log_softmax and their backward forms: the last axis;
+ *     cast: the output's dtype; every other op: what a zeroed struct means, its zero rules
+ *     applied as above), or is refused where the struct is required (arange, random,
+ *     adamw_step, sgd_step, pooling, fused_elementwise). Ops without one (elementwise,
+ *     where, copy, the gelu backward forms) get NULL. (Cores of ABI 1.5 and before passed
+ *     layer_norm_backward and rms_norm_backward a caller's NULL as it was; their epsilon is
+ *     unused either way.)
+ *  4. Rank 0. No op gets an axis of a rank-0 tensor: softmax, log_softmax, their backward
+ *     forms, argmax, argmin, concat, gather, scatter_add, cross_entropy and the norms refuse
+ *     a rank-0 input in the core, so every axis a plugin sees is in [0, rank). A reduction
+ *     of a rank-0 tensor arrives with axis_count 0: there is no axis to reduce.
+ * The core validates every call it makes; a call built otherwise (the conformance suite's
+ * bad calls) may break any of these, and op_execute answers it with an error, never a crash.
  * Attribute structs are exactly the ones of catalyst.h. */
 typedef struct ctl_op_call {
   size_t struct_size; /* CTL_OP_CALL_STRUCT_SIZE */
@@ -133,7 +164,7 @@ typedef struct ctl_op_call {
   const ctl_tensor_view* const* inputs; /* an entry may be NULL for an absent optional input */
   uint32_t output_count;
   const ctl_tensor_view* const* outputs;
-  const void* attrs; /* the op's attribute struct, or NULL */
+  const void* attrs; /* the op's attribute struct; NULL exactly for ops without one */
 } ctl_op_call;
 #define CTL_OP_CALL_STRUCT_SIZE (offsetof(ctl_op_call, attrs) + sizeof(void*))
 

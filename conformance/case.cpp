@@ -33,6 +33,7 @@ std::vector<Case> all_cases() {
   add_conv_pool_cases(cases);
   add_math_cases(cases);
   add_fused_cases(cases);
+  add_normal_form_cases(cases);
   return cases;
 }
 

@@ -98,6 +98,8 @@ void add_conv_pool_cases(std::vector<Case>& out);
 void add_math_cases(std::vector<Case>& out);
 // The fused elementwise op (ABI 1.5), at level full: fused_cases.cpp.
 void add_fused_cases(std::vector<Case>& out);
+// The normal form's answers (catalyst_plugin.h, above ctl_op_call): normal_form_cases.cpp.
+void add_normal_form_cases(std::vector<Case>& out);
 void add_contract_cases(std::vector<Case>& out);
 std::vector<Case> all_cases();
 

@@ -70,10 +70,12 @@ ctl_status* Preparer::normalization_backward() {
     CTL_RETURN_IF_ERROR(same_dtype(1, weight));
     CTL_RETURN_IF_ERROR(per_feature(weight, n, "weight"));
   }
-  if (attrs_) {
-    CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_NORM_ATTRS_STRUCT_SIZE, &out_->attrs.norm));
-    out_->has_attrs = true;
-  }
+  // epsilon is unused here (rstd is an input), but the plugin gets the struct all the same,
+  // filled as layer_norm's: every op with an attribute struct receives it (the normal form).
+  ctl_norm_attrs& a = out_->attrs.norm;
+  CTL_RETURN_IF_ERROR(read_attrs(info_, attrs_, CTL_NORM_ATTRS_STRUCT_SIZE, &a));
+  out_->has_attrs = true;
+  if (a.epsilon == 0.0) a.epsilon = 1e-5;
   out_->outputs = {spec_of(x.dtype, x.rank, x.shape.data())};
   for (size_t i = 1; i < output_count_; ++i) {
     OutputSpec s = spec_of(x.dtype, 1, &n);

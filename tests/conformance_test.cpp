@@ -417,6 +417,85 @@ TEST(Conformance, APathWrongOnlyPastASizeThresholdIsCaughtOnItsFarSide) {
   }
 }
 
+// ---- issue 33: the normal form's answers, each held against a plugin coded for the other --
+
+// Answer 1: matmul operands arrive at the output's rank, a broadcast batch axis at stride 0.
+// A plugin that walks a full-rank operand at packed batch strides (M*K per batch), as if
+// broadcasting showed as a lower rank, fails every case with a broadcast batch axis and
+// nothing else.
+TEST(Conformance, MatmulOperandsAtTheOutputsRankWithStrideZeroBatchesFailAPackedWalk) {
+  const SuiteRun r = conformance(broken("matmul-dense-batch"),
+                                 "--filter 'matmul.f32.0,matmul.f32.1,matmul.f32.2,matmul.f32.broadcast_*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(failed_ids(r.out),
+            (std::vector<std::string>{"matmul.f32.1", "matmul.f32.broadcast_a_rank2", "matmul.f32.broadcast_b_rank2",
+                                      "matmul.f32.broadcast_size1_batch"}))
+      << r.out;
+  EXPECT_EQ(status_of(r, "matmul.f32.0"), "pass") << "no batch: " << r.out;
+  EXPECT_EQ(status_of(r, "matmul.f32.2"), "pass") << "transposed views, no batch: " << r.out;
+  EXPECT_NE(block_of(r.out, "matmul.f32.broadcast_a_rank2").find("differ from the reference"), std::string::npos)
+      << r.out;
+}
+
+// Answer 2: the norms' output_count is the caller's, and an entry below it may be NULL.
+// A plugin that takes the count to be always the full one (and checks it) fails the
+// output_count_<n> cases; one that takes a smaller count to be the only way to leave an
+// output out, and writes every output below it, crashes on the null_* cases. Each passes
+// the other kind.
+const char* const kNormCountCases =
+    "layer_norm.f32.output_count_1,rms_norm.f32.output_count_1,"
+    "layer_norm_backward.f32.output_count_1,layer_norm_backward.f32.output_count_2,"
+    "rms_norm_backward.f32.output_count_1";
+const char* const kNormNullCases =
+    "layer_norm.f32.null_mean,layer_norm.f32.null_statistics,rms_norm.f32.null_rstd,"
+    "layer_norm_backward.f32.null_dweight,rms_norm_backward.f32.null_dweight";
+
+TEST(Conformance, ANormOutputCountBelowTheFullCountFailsAPluginThatNeedsAllOutputs) {
+  const SuiteRun r = conformance(broken("norm-needs-full-output-count"),
+                                 std::string("--filter '") + kNormCountCases + "," + kNormNullCases + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const std::vector<std::string> failed = failed_ids(r.out);
+  for (const char* id : {"layer_norm.f32.output_count_1", "rms_norm.f32.output_count_1",
+                         "layer_norm_backward.f32.output_count_1",
+                         "layer_norm_backward.f32.output_count_2", "rms_norm_backward.f32.output_count_1"}) {
+    EXPECT_EQ(status_of(r, id), "fail") << id << "\n" << r.out;
+  }
+  EXPECT_EQ(failed.size(), 5u) << "the null_* cases give every output slot: " << r.out;
+  EXPECT_NE(block_of(r.out, "layer_norm_backward.f32.output_count_2").find("output_count is 2"), std::string::npos)
+      << r.out;
+}
+
+TEST(Conformance, ANullNormOutputBelowTheCountCrashesAPluginThatWritesItUnchecked) {
+  const SuiteRun r = conformance(broken("norm-outputs-unchecked"),
+                                 std::string("--filter '") + kNormCountCases + "," + kNormNullCases + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  for (const char* id : {"layer_norm.f32.null_mean", "layer_norm.f32.null_statistics", "rms_norm.f32.null_rstd",
+                         "layer_norm_backward.f32.null_dweight", "rms_norm_backward.f32.null_dweight"}) {
+    EXPECT_EQ(status_of(r, id), "crash") << id << "\n" << r.out;
+  }
+  EXPECT_EQ(failed_ids(r.out).size(), 5u) << "a smaller output_count leaves no NULL below it: " << r.out;
+  EXPECT_NE(block_of(r.out, "layer_norm.f32.null_mean").find("SIGSEGV"), std::string::npos) << r.out;
+}
+
+// Answer 3: every op with an attribute struct gets it, NULL from the caller filled with the
+// defaults. A plugin coded for the other reading ("NULL means the defaults") handles filled
+// structs as well, so no plugin can fail for it; instead a plugin that reads attrs with no
+// NULL check must pass every null_attrs case (the core keeps its answer: layer_norm_backward
+// and rms_norm_backward were passed NULL before) and fail only the bad calls the suite makes
+// directly with attrs NULL, which op_execute must answer, not crash on.
+TEST(Conformance, APluginThatTrustsAttrsPassesEveryNullAttrsCaseThroughTheCore) {
+  const SuiteRun r = conformance(broken("trusts-attrs"), "--filter '*.null_attrs,contract.bad_calls.*'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(failed_ids(r.out),
+            (std::vector<std::string>{"contract.bad_calls.reduce_null_attrs", "contract.bad_calls.fused_null_attrs"}))
+      << r.out;
+  for (const char* id : {"layer_norm_backward.f32.null_attrs", "rms_norm_backward.f32.null_attrs", "sum.f32.null_attrs",
+                         "matmul.f32.null_attrs", "softmax.f32.null_attrs", "cross_entropy.f32.null_attrs",
+                         "conv2d.f32.null_attrs", "fill.f32.null_attrs"}) {
+    EXPECT_EQ(status_of(r, id), "pass") << id << "\n" << r.out;
+  }
+}
+
 TEST(Conformance, AnOutputReadWhenBetaIsZeroShowsNaN) {
   const SuiteRun r = conformance(broken("reads-output"), "--filter 'matmul.f32.0,matmul.f32.13'");
   EXPECT_EQ(r.exit_code, 1) << r.out;

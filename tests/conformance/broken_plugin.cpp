@@ -101,6 +101,27 @@
 //                     call of the same count takes the cached length, whatever its shape.
 //                     Only a case that calls it again with another shape of the same count
 //                     shows it.
+// Defects of issue 33's normal form (the comment above ctl_op_call): each plugin is coded
+// for the other reading of one answer, as a vendor who guessed it would be
+// (conformance/normal_form_cases.cpp):
+//   matmul-dense-batch  matmul: an operand with a broadcast batch axis (stride 0, size > 1)
+//                     is walked at packed batch strides (M*K per batch of a), as by a plugin
+//                     that takes a broadcast operand to arrive at its own lower rank and one
+//                     at the output's rank to hold a matrix per batch. Reads past the
+//                     operand's buffer give 0 (robust buffer access). Every matmul without a
+//                     broadcast batch axis stays right.
+//   norm-needs-full-output-count  layer_norm, rms_norm and their backward forms: a call with
+//                     fewer outputs than the op's full count (3, 2, 3, 2) is refused with
+//                     INVALID_ARGUMENT, as by a plugin that takes "output_count is always
+//                     the full count, absent outputs are NULL entries" and checks it.
+//   norm-outputs-unchecked  the same ops: every output below output_count is written with
+//                     no NULL check (a real SIGSEGV on a NULL entry), as by a plugin that
+//                     takes a smaller output_count to be the only way to leave one out.
+//   trusts-attrs      not wrong about the normal form: reads the attribute struct of every
+//                     op that has one with no NULL check (a real SIGSEGV on NULL), as the
+//                     normal form allows for the core's calls. The suite must pass its
+//                     null_attrs cases (the core fills what the user left NULL) and fail
+//                     only the bad calls made directly with attrs NULL.
 //
 // The injected defects stay memory-safe inside the test process: ignores-strides keeps an
 // input's strides when a contiguous read would leave its buffer, and writes-past-end writes
@@ -171,6 +192,11 @@ enum class Defect {
   kMatmulSplitKTail,
   kSumOrderVaries,
   kSoftmaxPlanByCount,
+  // Defects of issue 33's normal form.
+  kMatmulDenseBatch,
+  kNormNeedsFullOutputCount,
+  kNormOutputsUnchecked,
+  kTrustsAttrs,
 };
 
 constexpr std::string_view kDefectNames[] = {
@@ -201,6 +227,11 @@ constexpr std::string_view kDefectNames[] = {
     "matmul-split-k-tail",
     "sum-order-varies",
     "softmax-plan-by-count",
+    // Defects of issue 33's normal form.
+    "matmul-dense-batch",
+    "norm-needs-full-output-count",
+    "norm-outputs-unchecked",
+    "trusts-attrs",
 };
 
 constexpr Defect defect_named(std::string_view name) {
@@ -1380,6 +1411,153 @@ ctl_status* execute_softmax_plan_by_count(ctl_plugin_stream* stream, const ctl_o
   return nullptr;
 }
 
+// ---- issue 33's normal form: plugins coded for the other reading of it --------------------
+
+// matmul-dense-batch: a plugin that takes "an operand with the output's rank has a matrix
+// of its own in every batch" (broadcasting would show as a lower rank) walks such an
+// operand at packed batch strides: batch axis i at the product of the operand's later
+// sizes (M*K for a's innermost one), whatever stride the view gives. Only operands with a
+// stride-0 batch axis of size > 1 are walked that way, so every non-broadcast batch stays
+// right. The reads past the operand's buffer come back as 0, as a device with robust buffer
+// access gives them (the test process must not read past a host allocation): the operand
+// is then copied into a zeroed scratch buffer long enough for the packed walk.
+struct Scratch {
+  ctl_plugin_device* device = nullptr;
+  ctl_plugin_buffer* buffer = nullptr;
+  ~Scratch() {
+    if (buffer) g_inner->buffer_free(device, buffer);
+  }
+};
+
+// Rewrites *view's batch strides to packed ones when it has a broadcast batch axis; false
+// when it has none (or is empty) and stays as it is.
+bool pack_batch_strides(ctl_tensor_view* view) {
+  if (view->rank < 3 || element_count(*view) < 1) return false;
+  bool broadcast = false;
+  for (uint32_t i = 0; i + 2 < view->rank; ++i) broadcast = broadcast || (view->shape[i] > 1 && view->strides[i] == 0);
+  if (!broadcast) return false;
+  int64_t stride = view->shape[view->rank - 1] * view->shape[view->rank - 2];
+  for (uint32_t i = view->rank - 2; i-- > 0;) {
+    view->strides[i] = stride;
+    stride *= view->shape[i];
+  }
+  return true;
+}
+
+// Points *view at a zeroed scratch copy of what it reads when its walk leaves its buffer.
+ctl_status* keep_in_bounds(ctl_plugin_stream* stream, ctl_tensor_view* view, Scratch* scratch) {
+  const size_t size = element_size(*view);
+  uint64_t buffer_bytes = 0;
+  if (size == 0 || !buffer_size(view->buffer, &buffer_bytes)) return nullptr;
+  int64_t last = 0;
+  for (uint32_t i = 0; i < view->rank; ++i) last += (view->shape[i] - 1) * view->strides[i];
+  const uint64_t needed = static_cast<uint64_t>(last + 1) * size;
+  if (view->byte_offset <= buffer_bytes && needed <= buffer_bytes - view->byte_offset) return nullptr;
+  unsigned char* base = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(host_base(stream, *view, &base));
+  ctl_plugin_device* device = device_of(stream);
+  if (!base || !device) return nullptr;
+  CTL_SDK_RETURN_IF_ERROR(g_inner->buffer_allocate(device, needed, &scratch->buffer));
+  scratch->device = device;
+  void* pointer = nullptr;
+  CTL_SDK_RETURN_IF_ERROR(g_inner->buffer_host_pointer(device, scratch->buffer, &pointer));
+  auto* bytes = static_cast<unsigned char*>(pointer);
+  const uint64_t have = view->byte_offset < buffer_bytes ? std::min(needed, buffer_bytes - view->byte_offset) : 0;
+  std::memcpy(bytes, base + view->byte_offset, have);
+  std::memset(bytes + have, 0, needed - have);
+  view->buffer = scratch->buffer;
+  view->byte_offset = 0;
+  return nullptr;
+}
+
+ctl_status* execute_matmul_dense_batch(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (op_of(call) != CTL_OP_MATMUL || call->input_count < 2 || call->input_count > 3 || !call->inputs) {
+    return g_inner->op_execute(stream, call);
+  }
+  ctl_tensor_view views[2] = {};
+  const ctl_tensor_view* inputs[3] = {call->inputs[0], call->inputs[1],
+                                      call->input_count > 2 ? call->inputs[2] : nullptr};
+  Scratch scratch[2];
+  bool changed = false;
+  for (uint32_t k = 0; k < 2; ++k) {
+    if (!view_ok(call->inputs[k])) continue;  // malformed: the CPU plugin rejects it
+    std::memcpy(&views[k], call->inputs[k], sizeof views[k]);
+    views[k].struct_size = sizeof views[k];
+    if (!pack_batch_strides(&views[k])) continue;
+    CTL_SDK_RETURN_IF_ERROR(keep_in_bounds(stream, &views[k], &scratch[k]));
+    inputs[k] = &views[k];
+    changed = true;
+  }
+  if (!changed) return g_inner->op_execute(stream, call);
+  ctl_op_call copy = *call;
+  copy.struct_size = sizeof copy;
+  copy.inputs = inputs;
+  CTL_SDK_RETURN_IF_ERROR(g_inner->op_execute(stream, &copy));
+  // The scratch buffers are freed on the way out: the op must be done with them.
+  return scratch[0].buffer || scratch[1].buffer ? g_inner->stream_synchronize(stream) : nullptr;
+}
+
+// The output count of a norm op with every optional output; 0 for other ops.
+uint32_t norm_output_slots(int64_t op) {
+  switch (op) {
+    case CTL_OP_LAYER_NORM:
+    case CTL_OP_LAYER_NORM_BACKWARD:
+      return 3;
+    case CTL_OP_RMS_NORM:
+    case CTL_OP_RMS_NORM_BACKWARD:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+// norm-needs-full-output-count: a plugin that takes "output_count is always the norm's full
+// count, absent outputs are NULL entries" and checks what it relies on, as op_execute must:
+// a smaller output_count is refused. (Without the check such a plugin reads outputs[i] past
+// the array the core passed: undefined behaviour, which no test process may emulate.)
+ctl_status* execute_norm_needs_full_output_count(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  const uint32_t slots = call_ok(call) ? norm_output_slots(op_of(call)) : 0;
+  const ctl_host_api* host = host_of(stream);
+  if (slots && call->output_count < slots && host) {
+    return sdk::make_status(host, CTL_STATUS_INVALID_ARGUMENT,
+                            "%s: op %lld: output_count is %u; this plugin takes all %u outputs, absent ones as NULL "
+                            "entries",
+                            kPluginName, static_cast<long long>(op_of(call)), call->output_count, slots);
+  }
+  return g_inner->op_execute(stream, call);
+}
+
+// norm-outputs-unchecked: a plugin that takes "an output below output_count is wanted" (a
+// smaller count being the only way to leave one out) writes every one of them with no NULL
+// check: a NULL entry within the count is a write through NULL.
+ctl_status* execute_norm_outputs_unchecked(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (call_ok(call) && norm_output_slots(op_of(call)) && call->outputs) {
+    for (uint32_t i = 1; i < call->output_count; ++i) {
+      if (!call->outputs[i]) crash();
+    }
+  }
+  return g_inner->op_execute(stream, call);
+}
+
+// True for the ops that have an attribute struct in catalyst.h.
+bool has_attribute_struct(int64_t op) {
+  return (op >= CTL_OP_SUM && op <= CTL_OP_LOGSUMEXP) || op == CTL_OP_MATMUL ||
+         (op >= CTL_OP_SOFTMAX && op <= CTL_OP_RMS_NORM) || (op >= CTL_OP_CAST && op <= CTL_OP_RANDOM_NORMAL) ||
+         (op >= CTL_OP_CROSS_ENTROPY && op <= CTL_OP_SGD_STEP) ||
+         (op >= CTL_OP_SOFTMAX_BACKWARD && op <= CTL_OP_RMS_NORM_BACKWARD) ||
+         (op >= CTL_OP_CONV2D && op <= CTL_OP_AVG_POOL2D_BACKWARD) || op == CTL_OP_FUSED_ELEMENTWISE;
+}
+
+// trusts-attrs: not wrong about the normal form, only too trusting: it reads the attribute
+// struct of every op that has one without a NULL check, as the normal form allows for
+// calls from the core (which fills omitted attrs). A NULL there is a read through NULL.
+// Calls built by the core pass; only a malformed call made directly (contract.bad_calls)
+// brings a NULL, which op_execute must answer with an error, not a crash.
+ctl_status* execute_trusts_attrs(ctl_plugin_stream* stream, const ctl_op_call* call) {
+  if (call_ok(call) && has_attribute_struct(op_of(call)) && !call->attrs) crash();
+  return g_inner->op_execute(stream, call);
+}
+
 // ---- the table ---------------------------------------------------------------------------
 
 void build_table(const ctl_plugin_api* inner) {
@@ -1477,6 +1655,19 @@ void build_table(const ctl_plugin_api* inner) {
       break;
     case Defect::kSoftmaxPlanByCount:
       g_api.op_execute = execute_softmax_plan_by_count;
+      break;
+    // Defects of issue 33's normal form.
+    case Defect::kMatmulDenseBatch:
+      g_api.op_execute = execute_matmul_dense_batch;
+      break;
+    case Defect::kNormNeedsFullOutputCount:
+      g_api.op_execute = execute_norm_needs_full_output_count;
+      break;
+    case Defect::kNormOutputsUnchecked:
+      g_api.op_execute = execute_norm_outputs_unchecked;
+      break;
+    case Defect::kTrustsAttrs:
+      g_api.op_execute = execute_trusts_attrs;
       break;
     case Defect::kUnknown:
       break;
