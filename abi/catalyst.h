@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CTL_ABI_VERSION_MAJOR 1
-#define CTL_ABI_VERSION_MINOR 5
+#define CTL_ABI_VERSION_MINOR 6
 
 /* Largest tensor rank the ABI carries. */
 #define CTL_MAX_RANK 8
@@ -807,8 +807,11 @@ CTL_EXPORT ctl_status* ctl_runtime_topology_describe(const ctl_runtime* runtime,
  *    `catalyst topology` explains), the other inputs moved there first;
  *  - fallback: an op the device answers UNSUPPORTED for (the op, a dtype or a layout) runs
  *    on the best policy device that runs it; inputs are moved there and results moved back,
- *    so the caller sees them on the device it expected. Autograd records the moves and the
- *    op where it ran, so its backward pass runs there too and gradients come back.
+ *    so the caller sees them on the device it expected. A result's bytes move back only
+ *    when something needs them on that device (an op there, a read, DLPack; since 1.6), so
+ *    the next fallback to the same device reads them where they are and a chain of ops
+ *    that all fall back moves only its ends. Autograd records the moves and the op where
+ *    it ran, so its backward pass runs there too and gradients come back, likewise.
  * Placement does not nest: an op that fails on the device placement chose is an error. A
  * call that fails for any other reason (a bad argument) gets its error, unchanged.
  * Moves between two devices of one plugin use the plugin's buffer_copy_peer, ordered by
@@ -861,8 +864,13 @@ typedef struct ctl_placement_record {
   ctl_device* to;   /* where the bytes went, or where the op ran instead */
   uint64_t count;
   uint64_t bytes; /* moves: bytes copied; fallbacks: 0 */
+  /* since 1.6: host-observed nanoseconds these events took. A fallback's time is the whole
+   * call on the other device: moving its inputs there, the op (on an asynchronous device,
+   * until it was queued) and moving its results back, so a move made for a fallback is
+   * counted in both records. A caller whose struct ends before this field gets the rest. */
+  uint64_t nanoseconds;
 } ctl_placement_record;
-#define CTL_PLACEMENT_RECORD_STRUCT_SIZE (offsetof(ctl_placement_record, bytes) + sizeof(uint64_t))
+#define CTL_PLACEMENT_RECORD_STRUCT_SIZE (offsetof(ctl_placement_record, nanoseconds) + sizeof(uint64_t))
 
 /* Copies up to `capacity` records, in a stable order, into `records` (each with struct_size
  * set by the caller; records may be NULL when capacity is 0) and sets *out_count to the

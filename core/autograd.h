@@ -19,6 +19,12 @@ namespace catalyst {
 // How a view node undoes itself.
 // kMove is a device-to-device move (ctl_tensor_transfer): its gradient moves back.
 enum class ViewKind { kReshape, kPermute, kSlice, kExpand, kMove };
+// A kMove's params[0] when a fallback made it (placement/placed_dispatch.cpp): its
+// gradient, a fresh result nothing writes, moves back lazily (placement/lazy_move.h) as the
+// forward bytes did. For a result's move the gradient may also be read where it already
+// is: the source is an op's result, never a leaf whose .grad a program writes.
+constexpr int64_t kFallbackInputMove = 1;
+constexpr int64_t kFallbackResultMove = 2;
 
 struct Node {
   bool is_view = false;

@@ -9,6 +9,7 @@
 
 #include "autograd.h"
 #include "dispatch.h"
+#include "placement/lazy_move.h"
 #include "placement/transfer.h"
 #include "status.h"
 #include "tensor.h"
@@ -621,8 +622,16 @@ std::vector<T> view_rule(const Node& n, ctl_tensor* g) {
       out[0] = reduce_to(g, shape);
       break;
     case ViewKind::kMove: {  // the gradient goes back to the device the tensor came from
-      ctl_tensor* back = nullptr;
-      if (ctl_status* status = move_tensor(g, x->device(), CTL_OP_COPY, &back)) throw StatusError{status};
+      // A fallback's gradient goes back lazily, as its forward bytes did; for a result's
+      // move it is read where an earlier fallback left it, when it is there (autograd.h).
+      const int64_t made_by = n.params.empty() ? 0 : n.params[0];
+      const bool fallback = made_by == kFallbackInputMove || made_by == kFallbackResultMove;
+      ctl_tensor* back = made_by == kFallbackResultMove ? pending_view_on(g, x->device()) : nullptr;
+      if (!back) {
+        ctl_status* status = fallback ? move_lazily(g, x->device(), CTL_OP_COPY, &back)
+                                      : move_tensor(g, x->device(), CTL_OP_COPY, &back);
+        if (status) throw StatusError{status};
+      }
       out[0] = T(back);
       break;
     }

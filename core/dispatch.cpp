@@ -10,6 +10,7 @@
 #include "c_guard.h"
 #include "elementwise_fast_path.h"
 #include "op_schema.h"
+#include "placement/lazy_move.h"
 #include "placement/placed_dispatch.h"
 #include "status.h"
 #include "tensor.h"
@@ -33,7 +34,36 @@ bool overlaps(const ctl_tensor* a, const ctl_tensor* b) {
   return a0 < b1 && b0 < a1;
 }
 
+namespace {
+
+bool any_pending(const CallTensors& tensors) {
+  for (size_t i = 0; i < tensors.input_count; ++i) {
+    if (tensors.inputs[i] && tensors.inputs[i]->storage->pending.load(std::memory_order_acquire)) return true;
+  }
+  for (size_t i = 0; i < tensors.output_count; ++i) {
+    if (tensors.outputs[i] && tensors.outputs[i]->storage->pending.load(std::memory_order_acquire)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ctl_status* execute_call(ctl_device* device, const ctl_op_call& call, const CallTensors& tensors) {
+  // A fallback's result still on the device that computed it comes in before this device
+  // reads it or writes part of it (placement/lazy_move.h) — unless the device refuses the
+  // op, which then falls back too and reads those bytes where they are.
+  if (any_pending(tensors)) [[unlikely]] {
+    if (device->api().op_supports) {
+      if (ctl_status* refusal = device->api().op_supports(device->handle, &call)) {
+        if (ctl_status_get_code(refusal) == CTL_STATUS_UNSUPPORTED) {
+          return annotate(refusal, std::string(op_name(call.op)) + " on " + device->label);
+        }
+        ctl_status_free(refusal);  // any other answer: op_execute gives its own
+      }
+    }
+    for (size_t i = 0; i < tensors.input_count; ++i) CTL_RETURN_IF_ERROR(fetch_if_pending(tensors.inputs[i]));
+    for (size_t i = 0; i < tensors.output_count; ++i) CTL_RETURN_IF_ERROR(fetch_if_pending(tensors.outputs[i]));
+  }
   if (GraphCapture* capture = active_capture(device)) [[unlikely]] {
     return capture_op(capture, device, call, tensors);
   }

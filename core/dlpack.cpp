@@ -10,6 +10,7 @@
 
 #include "c_guard.h"
 #include "enum_value.h"
+#include "placement/lazy_move.h"
 #include "runtime.h"
 #include "status.h"
 #include "tensor.h"
@@ -92,6 +93,7 @@ ctl_status* export_tensor(ctl_tensor* tensor, DLTensor* dl, ExportContext** out_
                        "tensor is on device %s, whose memory is not host-visible; copy it to a CPU device first",
                        device->label.c_str());
   }
+  CTL_RETURN_IF_ERROR(fetch_if_pending(tensor));  // the consumer reads the bytes here
   void* base = nullptr;
   CTL_RETURN_IF_ERROR(device->api().buffer_host_pointer(device->handle, tensor->storage->buffer, &base));
   // The consumer reads the memory directly, so pending work must be finished.

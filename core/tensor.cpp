@@ -15,6 +15,7 @@
 #include "c_guard.h"
 #include "catalyst/sdk/view.hpp"
 #include "dispatch.h"
+#include "placement/lazy_move.h"
 #include "placement/transfer.h"
 #include "status.h"
 
@@ -56,6 +57,7 @@ void Storage::release() {
   }
   if (before != 1) return;
   ctl_runtime* runtime = device->runtime;
+  ctl_tensor_release(pending.exchange(nullptr));  // bytes nobody needed here after all
   free_buffer();
   if (on_release) on_release(on_release_context);
   delete this;
@@ -245,6 +247,7 @@ ctl_status* check_create(ctl_device* device, ctl_dtype dtype, size_t rank, const
 ctl_status* read_contiguous(const ctl_tensor* tensor, void* destination, uint64_t bytes) {
   ctl_device* device = tensor->device();
   if (active_capture(device)) return refused_while_capturing(("reading tensor data from " + device->label).c_str());
+  CTL_RETURN_IF_ERROR(fetch_if_pending(tensor));
   const uint64_t offset = static_cast<uint64_t>(tensor->layout.offset) * ctl_dtype_size(tensor->layout.dtype);
   std::lock_guard lock(device->stream_mutex);
   const auto begin = std::chrono::steady_clock::now();  // the host waits for the device here

@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "catalyst_plugin.h"
@@ -30,6 +31,13 @@ struct Storage {
   // at once, as eager execution would free it; the graph allocates bytes again (its plan's
   // arena, or a buffer of its own) before anything runs. Cleared when the capture ends.
   std::atomic<bool> drop_buffer_when_graph_alone{false};
+  // Set while this storage's bytes are still on the device that computed them: a dense
+  // tensor there (owned), which nothing writes, copied in the first time anything needs the
+  // bytes here (placement/lazy_move.h). What a fallback's results are until they are used
+  // on the device asked for, so that a chain of fallbacks moves nothing between its ops.
+  std::atomic<ctl_tensor*> pending{nullptr};
+  ctl_op_id pending_op{};  // the op the bytes were moved for, for the placement report
+  std::mutex pending_mutex;  // one copy in, whichever thread needs the bytes first
 
   void retain() { references.fetch_add(1, std::memory_order_relaxed); }
   void release();

@@ -4,7 +4,9 @@
 // ctl_tensor_transfer, device usage, and bad arguments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -342,6 +344,108 @@ TEST_F(Fallback, AllowedTrainsTheMlpAsTheCpuDoesAndCountsEveryFallback) {
   }
   // One forward relu per step; relu's backward rule is not a relu call (autograd_rules.cpp).
   EXPECT_EQ(fallbacks, uint64_t(kSteps));
+}
+
+// Each record carries the time its events took (1.6): a fallback's whole call, which holds
+// the moves made for it, so it is at least as long as they are; a 1.5 caller's smaller
+// struct gets the other fields and nothing past its end.
+TEST_F(Fallback, RecordsGiveTheTimeEachFallbackAndMoveTook) {
+  Devices d = make_runtime({CTL_TEST_LACKING_PLUGIN, CTL_TEST_CPU_PLUGIN}, false);
+  ctl_device* lacking = find_device(d.runtime.get(), "lacking");
+  ASSERT_NE(lacking, nullptr);
+  set_policy(d.runtime.get(), false, /*fallback=*/true);
+  std::vector<float> values(1 << 16);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = float(i % 7) - 3.0f;
+  Tensor x = from_vector<float>(lacking, CTL_DTYPE_F32, {int64_t(values.size())}, values);
+  for (int i = 0; i < 3; ++i) {
+    ctl_tensor* y = nullptr;
+    Status s(ctl_op_unary(CTL_OP_RELU, x.get(), &y));
+    ASSERT_EQ(s, nullptr) << describe(s.get());
+    Tensor Y(y);
+  }
+  uint64_t fallback_ns = 0, move_ns = 0;
+  for (const auto& r : report(d.runtime.get())) {
+    if (r.op != CTL_OP_RELU) continue;
+    EXPECT_GT(r.nanoseconds, 0u) << (r.kind == CTL_PLACEMENT_FALLBACK ? "fallback" : "move");
+    (r.kind == CTL_PLACEMENT_FALLBACK ? fallback_ns : move_ns) += r.nanoseconds;
+  }
+  EXPECT_GT(move_ns, 0u);
+  EXPECT_GE(fallback_ns, move_ns) << "a fallback's time holds its moves";
+
+  constexpr size_t kOlderSize = offsetof(ctl_placement_record, nanoseconds);
+  std::vector<ctl_placement_record> older(8);
+  for (auto& r : older) {
+    r.struct_size = kOlderSize;
+    r.nanoseconds = 0xC0FFEE;
+  }
+  size_t count = 0;
+  Status s(ctl_runtime_placement_report(d.runtime.get(), older.data(), older.size(), &count, false));
+  ASSERT_EQ(s, nullptr) << describe(s.get());
+  ASSERT_GT(count, 0u);
+  for (size_t i = 0; i < std::min(count, older.size()); ++i) {
+    EXPECT_EQ(older[i].struct_size, kOlderSize);
+    EXPECT_GT(older[i].count, 0u);
+    EXPECT_EQ(older[i].nanoseconds, 0xC0FFEEu) << "written past a 1.5 caller's struct";
+  }
+}
+
+// A chain of ops that all fall back moves only its ends (placement/lazy_move.h): the first
+// input there, and a result back only when the lacking device needs it (an op it runs, a
+// read). Gradients through the chain come back the same way and equal the CPU's.
+TEST_F(Fallback, AChainOfFallbacksMovesOnlyItsEnds) {
+  setenv("CATALYST_TEST_LACKING_OP", (std::to_string(CTL_OP_RELU) + "," + std::to_string(CTL_OP_EXP)).c_str(), 1);
+  Devices d = make_runtime({CTL_TEST_LACKING_PLUGIN, CTL_TEST_CPU_PLUGIN}, false);
+  ctl_device* lacking = find_device(d.runtime.get(), "lacking");
+  ctl_device* cpu = find_device(d.runtime.get(), "cpu");
+  ASSERT_TRUE(lacking && cpu);
+  const std::vector<float> values = {-1.5f, -0.25f, 0.0f, 0.5f, 1.0f, 2.0f};
+  const uint64_t bytes = values.size() * sizeof(float);
+  // exp(relu(exp(relu(x)))) and its gradient, on the CPU and through the lacking device.
+  auto run = [&](ctl_device* device, std::vector<float>* grad) {
+    Tensor x = from_vector<float>(device, CTL_DTYPE_F32, {int64_t(values.size())}, values);
+    Status r(ctl_tensor_set_requires_grad(x.get(), true));
+    std::vector<Tensor> chain;
+    ctl_tensor* current = x.get();
+    for (ctl_op_id op : {CTL_OP_RELU, CTL_OP_EXP, CTL_OP_RELU, CTL_OP_EXP}) {
+      ctl_tensor* y = nullptr;
+      Status s(ctl_op_unary(op, current, &y));
+      EXPECT_EQ(s, nullptr) << describe(s.get());
+      chain.emplace_back(y);
+      current = y;
+    }
+    EXPECT_EQ(ctl_tensor_device(current), device) << "results are on the device asked";
+    ctl_tensor* total = nullptr;
+    Status s(ctl_op_reduce(CTL_OP_SUM, current, 0, nullptr, false, &total));  // the lacking device runs sum
+    EXPECT_EQ(s, nullptr) << describe(s.get());
+    Tensor T(total);
+    Status b(ctl_tensor_backward(T.get(), nullptr));
+    EXPECT_EQ(b, nullptr) << describe(b.get());
+    ctl_tensor* g = nullptr;
+    Status gs(ctl_tensor_grad(x.get(), &g));
+    Tensor G(g);
+    *grad = to_vector<float>(G.get());
+    return to_vector<float>(current);
+  };
+  std::vector<float> cpu_grad, lacking_grad;
+  const std::vector<float> expected = run(cpu, &cpu_grad);
+  report(d.runtime.get(), /*reset=*/true);
+  set_policy(d.runtime.get(), false, /*fallback=*/true);
+  const std::vector<float> got = run(lacking, &lacking_grad);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(lacking_grad, cpu_grad);
+  uint64_t fallbacks = 0, forward_to_cpu = 0, forward_back = 0;
+  for (const auto& r : report(d.runtime.get())) {
+    if (r.kind == CTL_PLACEMENT_FALLBACK) {
+      fallbacks += r.count;
+    } else if (r.op == CTL_OP_RELU || r.op == CTL_OP_EXP) {
+      (r.to == cpu ? forward_to_cpu : forward_back) += r.bytes;
+    }
+  }
+  // Four forward ops and their backward forms (relu's is not a relu call; exp's backward
+  // multiplies by the saved result, on the CPU).
+  EXPECT_GE(fallbacks, 4u);
+  EXPECT_EQ(forward_to_cpu, bytes) << "x moves to the CPU once, not before each op";
+  EXPECT_EQ(forward_back, bytes) << "only the last result comes back, for sum on the lacking device";
 }
 
 // Explicit mode tries the policy's devices in its order; automatic mode ranks them by the

@@ -13,6 +13,7 @@
 #include "graph/capture.h"
 #include "host_reduce.h"
 #include "in_process.h"
+#include "placement/lazy_move.h"
 #include "runtime.h"
 #include "status.h"
 #include "tensor.h"
@@ -127,6 +128,7 @@ ctl_status* stage_in(ctl_tensor* tensor, std::vector<uint8_t>* host) {
 ctl_status* stage_out(ctl_tensor* tensor, const std::vector<uint8_t>& host) {
   if (host.empty()) return nullptr;
   if (tensor->layout.is_contiguous()) {
+    CTL_RETURN_IF_ERROR(fetch_if_pending(tensor));  // the write may cover part of the storage
     ctl_device* device = tensor->device();
     std::lock_guard lock(device->stream_mutex);
     CTL_RETURN_IF_ERROR(device->api().buffer_write(device->stream, tensor->storage->buffer, tensor->view.byte_offset,

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "dispatch.h"
+#include "placement/lazy_move.h"
 #include "runtime.h"
 #include "status.h"
 
@@ -99,6 +100,15 @@ struct BoundCall {
 };
 
 ctl_status* run_op_node(const GraphNode& node) {
+  // A storage the program handed the graph may hold a fallback's result still on another
+  // device (placement/lazy_move.h): its bytes come in before the node reads or writes it.
+  for (const auto* operands : {&node.inputs, &node.outputs}) {
+    for (const NodeOperand& operand : *operands) {
+      if (operand.storage && operand.storage->pending.load(std::memory_order_acquire)) [[unlikely]] {
+        CTL_RETURN_IF_ERROR(fetch_pending(operand.storage));
+      }
+    }
+  }
   const BoundCall bound_call(node);
   return execute_call(node.device, bound_call.call, CallTensors{});
 }

@@ -5,12 +5,14 @@
 #include "placement/placed_dispatch.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "autograd.h"
 #include "dispatch.h"
+#include "placement/lazy_move.h"
 #include "placement/transfer.h"
 #include "runtime.h"
 #include "status.h"
@@ -131,9 +133,26 @@ ctl_device* cross_device_target(ctl_runtime* runtime, size_t input_count, ctl_te
   return best;
 }
 
-// `inputs`, each moved to `target` (recorded, so gradients come back) where it is elsewhere.
+// A view on `target` of the bytes of `t` that an earlier fallback left there
+// (placement/lazy_move.h), recorded as a move when `recorded`; NULL when there are none.
+ctl_status* pending_input_on(ctl_device* target, ctl_tensor* t, bool recorded, ctl_tensor** out) {
+  *out = pending_view_on(t, target);
+  if (!*out || !recorded) return nullptr;
+  try {
+    record_view(ViewKind::kMove, t, *out, {kFallbackInputMove});
+  } catch (const std::bad_alloc&) {
+    ctl_tensor_release(*out);
+    *out = nullptr;
+    return make_status(CTL_STATUS_OUT_OF_MEMORY, "out of memory recording a move for autograd");
+  }
+  return nullptr;
+}
+
+// `inputs`, each moved to `target` (recorded, so gradients come back) where it is
+// elsewhere; read where an earlier fallback left it when it is still there. Only for
+// tensors the op reads: an output's bytes must be the caller's own.
 ctl_status* inputs_on(ctl_device* target, ctl_op_id op, size_t count, ctl_tensor* const* inputs, bool recorded,
-                      std::vector<Owned>* keep, std::vector<ctl_tensor*>* out) {
+                      std::vector<Owned>* keep, std::vector<ctl_tensor*>* out, bool read_only = true) {
   out->assign(count, nullptr);
   for (size_t i = 0; i < count; ++i) {
     ctl_tensor* t = inputs[i];
@@ -142,7 +161,10 @@ ctl_status* inputs_on(ctl_device* target, ctl_op_id op, size_t count, ctl_tensor
       continue;
     }
     ctl_tensor* moved = nullptr;
-    CTL_RETURN_IF_ERROR(recorded ? transfer_recorded(t, target, op, &moved) : move_tensor(t, target, op, &moved));
+    if (read_only) CTL_RETURN_IF_ERROR(pending_input_on(target, t, recorded, &moved));
+    if (!moved) {
+      CTL_RETURN_IF_ERROR(recorded ? transfer_recorded(t, target, op, &moved) : move_tensor(t, target, op, &moved));
+    }
     keep->emplace_back(moved);
     (*out)[i] = moved;
   }
@@ -202,7 +224,8 @@ const char* const kFallbackHint =
     "ctl_runtime_set_placement_policy with allow_fallback, or `catalyst train-gpt --allow-fallback`)";
 
 // Runs an allocating call on `target`: inputs moved there (recorded), the op run and
-// recorded there, outputs moved back to `home` (recorded) when home is not NULL.
+// recorded there, outputs moved back to `home` (recorded) when home is not NULL: lazily
+// for a fallback, whose results' bytes stay on `target` until `home` needs them.
 ctl_status* run_allocating_on(ctl_device* target, ctl_device* home, ctl_op_id op, size_t input_count,
                               ctl_tensor* const* inputs, const void* attrs, size_t output_count,
                               ctl_tensor** out_tensors) {
@@ -217,8 +240,14 @@ ctl_status* run_allocating_on(ctl_device* target, ctl_device* home, ctl_op_id op
     for (size_t i = 0; i < output_count; ++i) {
       if (!owned[i]) continue;
       ctl_tensor* back = nullptr;
-      CTL_RETURN_IF_ERROR(transfer_recorded(owned[i].get(), home, op, &back));
-      owned[i].reset(back);
+      CTL_RETURN_IF_ERROR(move_lazily(owned[i].get(), home, op, &back));
+      Owned owned_back(back);
+      try {
+        record_view(ViewKind::kMove, owned[i].get(), back, {kFallbackResultMove});
+      } catch (const std::bad_alloc&) {
+        return make_status(CTL_STATUS_OUT_OF_MEMORY, "out of memory recording a move for autograd");
+      }
+      owned[i] = std::move(owned_back);
     }
   }
   for (size_t i = 0; i < output_count; ++i) out_tensors[i] = owned[i].release();
@@ -233,7 +262,7 @@ ctl_status* run_into_on(ctl_device* target, ctl_op_id op, size_t input_count, ct
   std::vector<Owned> keep;
   std::vector<ctl_tensor*> placed_inputs, placed_outputs;
   CTL_RETURN_IF_ERROR(inputs_on(target, op, input_count, inputs, false, &keep, &placed_inputs));
-  CTL_RETURN_IF_ERROR(inputs_on(target, op, output_count, outputs, false, &keep, &placed_outputs));
+  CTL_RETURN_IF_ERROR(inputs_on(target, op, output_count, outputs, false, &keep, &placed_outputs, false));
   CTL_RETURN_IF_ERROR(run_op_into(op, input_count, placed_inputs.data(), attrs, output_count, placed_outputs.data()));
   for (size_t i = 0; i < output_count; ++i) {
     if (!outputs[i] || placed_outputs[i] == outputs[i]) continue;
@@ -250,9 +279,10 @@ ctl_status* run_into_on(ctl_device* target, ctl_op_id op, size_t input_count, ct
 template <typename RunOn>
 bool fall_back(ctl_device* asked, uint64_t bytes_needed, ctl_op_id op, ctl_status** failure, RunOn run_on) {
   for (ctl_device* candidate : fallback_candidates(asked, bytes_needed)) {
+    const auto began = std::chrono::steady_clock::now();
     ctl_status* status = run_on(candidate);
     if (!status) {
-      count_fallback(op, asked, candidate);
+      count_fallback(op, asked, candidate, began);
       ctl_status_free(*failure);
       *failure = nullptr;
       return true;

@@ -86,8 +86,9 @@ CTL_EXPORT ctl_status* ctl_runtime_placement_report(ctl_runtime* runtime, ctl_pl
         r.op = static_cast<ctl_op_id>(std::get<1>(key));
         r.from = const_cast<ctl_device*>(std::get<2>(key));
         r.to = const_cast<ctl_device*>(std::get<3>(key));
-        r.count = value.first;
-        r.bytes = value.second;
+        r.count = value.count;
+        r.bytes = value.bytes;
+        r.nanoseconds = value.nanoseconds;
         std::memcpy(&records[i], &r, std::min(r.struct_size, sizeof r));
       }
       ++i;

@@ -41,9 +41,15 @@ struct PlacementState {
   ctl_placement_mode mode = CTL_PLACEMENT_EXPLICIT;
   std::vector<ctl_device*> devices;  // empty: every device of the runtime
 
-  // (kind, op, from, to) -> (count, bytes). An ordered map, so reports come out stable.
+  // What one line of the report adds up (ctl_placement_record).
+  struct Totals {
+    uint64_t count = 0;
+    uint64_t bytes = 0;
+    uint64_t nanoseconds = 0;
+  };
+  // (kind, op, from, to) -> totals. An ordered map, so reports come out stable.
   using Key = std::tuple<int, int, const ctl_device*, const ctl_device*>;
-  std::map<Key, std::pair<uint64_t, uint64_t>> records;
+  std::map<Key, Totals> records;
 };
 
 }  // namespace catalyst

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dispatch.h"
+#include "placement/lazy_move.h"
 #include "runtime.h"
 #include "status.h"
 #include "tensor.h"
@@ -13,12 +14,15 @@
 namespace catalyst {
 namespace {
 
-void count(ctl_placement_event_kind kind, ctl_op_id op, const ctl_device* from, const ctl_device* to, uint64_t bytes) {
+void count(ctl_placement_event_kind kind, ctl_op_id op, const ctl_device* from, const ctl_device* to, uint64_t bytes,
+           std::chrono::steady_clock::time_point began) {
+  const auto elapsed = std::chrono::steady_clock::now() - began;
   PlacementState& state = *from->runtime->placement;
   std::lock_guard lock(state.mutex);
-  auto& [times, total] = state.records[{kind, op, from, to}];
-  ++times;
-  total += bytes;
+  PlacementState::Totals& totals = state.records[{kind, op, from, to}];
+  ++totals.count;
+  totals.bytes += bytes;
+  totals.nanoseconds += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
 }
 
 // The event a peer copy waits on lives as long as the tensor it filled: plugins need not
@@ -93,6 +97,8 @@ ctl_status* copy_bytes(ctl_tensor* dense, ctl_tensor* destination, uint64_t byte
 }  // namespace
 
 ctl_status* move_tensor(ctl_tensor* source, ctl_device* target, ctl_op_id op, ctl_tensor** out_tensor) {
+  const auto began = std::chrono::steady_clock::now();
+  CTL_RETURN_IF_ERROR(fetch_if_pending(source));
   const Layout& layout = source->layout;
   ctl_device* from = source->device();
   if (from != target && (active_capture(from) || active_capture(target))) {
@@ -122,22 +128,30 @@ ctl_status* move_tensor(ctl_tensor* source, ctl_device* target, ctl_op_id op, ct
   ctl_tensor* moved = nullptr;
   CTL_RETURN_IF_ERROR(allocate_tensor(target, layout.dtype, layout.rank, layout.shape.data(), &moved));
   std::unique_ptr<ctl_tensor, decltype(release)> result(moved, release);
-  const uint64_t bytes = static_cast<uint64_t>(layout.numel()) * ctl_dtype_size(layout.dtype);
-  if (bytes > 0) {
-    if (ctl_status* status = copy_bytes(dense.get(), moved, bytes)) {
-      return annotate(status,
-                      "moving " + std::to_string(bytes) + " bytes from " + from->label + " to " + target->label);
-    }
-  }
-  from->usage.bytes_out.fetch_add(bytes, std::memory_order_relaxed);
-  target->usage.bytes_in.fetch_add(bytes, std::memory_order_relaxed);
-  count(CTL_PLACEMENT_MOVE, op, from, target, bytes);
+  CTL_RETURN_IF_ERROR(copy_across(dense.get(), moved, op, began));
   *out_tensor = result.release();
   return nullptr;
 }
 
-void count_fallback(ctl_op_id op, ctl_device* asked, ctl_device* ran_on) {
-  count(CTL_PLACEMENT_FALLBACK, op, asked, ran_on, 0);
+ctl_status* copy_across(ctl_tensor* dense, ctl_tensor* destination, ctl_op_id op,
+                        std::chrono::steady_clock::time_point began) {
+  ctl_device* from = dense->device();
+  ctl_device* to = destination->device();
+  const Layout& layout = dense->layout;
+  const uint64_t bytes = static_cast<uint64_t>(layout.numel()) * ctl_dtype_size(layout.dtype);
+  if (bytes > 0) {
+    if (ctl_status* status = copy_bytes(dense, destination, bytes)) {
+      return annotate(status, "moving " + std::to_string(bytes) + " bytes from " + from->label + " to " + to->label);
+    }
+  }
+  from->usage.bytes_out.fetch_add(bytes, std::memory_order_relaxed);
+  to->usage.bytes_in.fetch_add(bytes, std::memory_order_relaxed);
+  count(CTL_PLACEMENT_MOVE, op, from, to, bytes, began);
+  return nullptr;
+}
+
+void count_fallback(ctl_op_id op, ctl_device* asked, ctl_device* ran_on, std::chrono::steady_clock::time_point began) {
+  count(CTL_PLACEMENT_FALLBACK, op, asked, ran_on, 0, began);
 }
 
 }  // namespace catalyst

@@ -3,6 +3,8 @@
 // fallbacks), and the counters every move and fallback adds to.
 #pragma once
 
+#include <chrono>
+
 #include "catalyst.h"
 
 namespace catalyst {
@@ -14,7 +16,14 @@ namespace catalyst {
 // `target` already, the result is a plain copy there. The move is counted under `op`.
 ctl_status* move_tensor(ctl_tensor* source, ctl_device* target, ctl_op_id op, ctl_tensor** out_tensor);
 
-// Adds a fallback of `op` from `asked` to `ran_on` to the runtime's placement report.
-void count_fallback(ctl_op_id op, ctl_device* asked, ctl_device* ran_on);
+// Copies dense `source`'s elements to the start of `destination`'s storage on another
+// device, and counts it as a move of `op` that began at `began` (placement report, both
+// devices' usage).
+ctl_status* copy_across(ctl_tensor* dense, ctl_tensor* destination, ctl_op_id op,
+                        std::chrono::steady_clock::time_point began);
+
+// Adds a fallback of `op` from `asked` to `ran_on`, which began at `began` and ends now, to
+// the runtime's placement report.
+void count_fallback(ctl_op_id op, ctl_device* asked, ctl_device* ran_on, std::chrono::steady_clock::time_point began);
 
 }  // namespace catalyst

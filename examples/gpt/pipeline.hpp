@@ -1,14 +1,16 @@
 // pipeline.hpp — the trainer's layer (pipeline) split over several devices (--devices
 // without --data-parallel), what it reports of each device's use (busy time, memory, bytes
 // moved: the progress line and log.jsonl), and the placement report at the end (moves and
-// fallbacks per op and device pair). Included by train_gpt.cpp after its Options.
+// fallbacks per op and device pair, each with its share of the training time). Included by train_gpt.cpp after its Options.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "catalyst/catalyst.hpp"
@@ -161,22 +163,108 @@ class DeviceMeter {
   std::chrono::steady_clock::time_point last_time_;
 };
 
+// The placement report's records, keyed by what a line of it names.
+using PlacementKey = std::tuple<int, int, ctl_device*, ctl_device*>;
+inline std::map<PlacementKey, ctl_placement_record> placement_by_key(const std::vector<ctl_placement_record>& records) {
+  std::map<PlacementKey, ctl_placement_record> by_key;
+  for (const ctl_placement_record& r : records) by_key[{int(r.kind), int(r.op), r.from, r.to}] = r;
+  return by_key;
+}
+
+// What happened between two placement reports of one runtime (`after` minus `before`),
+// record by record: the training loop's share of a run's moves and fallbacks.
+inline std::vector<ctl_placement_record> placement_since(const std::vector<ctl_placement_record>& before,
+                                                         const std::vector<ctl_placement_record>& after) {
+  const auto earlier = placement_by_key(before);
+  std::vector<ctl_placement_record> delta;
+  for (ctl_placement_record r : after) {
+    const auto it = earlier.find({int(r.kind), int(r.op), r.from, r.to});
+    if (it != earlier.end()) {
+      r.count -= it->second.count;
+      r.bytes -= it->second.bytes;
+      r.nanoseconds -= it->second.nanoseconds;
+    }
+    if (r.count) delta.push_back(r);
+  }
+  return delta;
+}
+
+// How many ops fell back, out of all the ops the model's devices were asked to run:
+// `fallbacks` from the placement records, `ran` the ops the devices ran themselves.
+struct FallbackShare {
+  uint64_t fallbacks = 0;
+  uint64_t asked = 0;
+  double fraction() const { return asked ? double(fallbacks) / double(asked) : 0; }
+};
+inline FallbackShare fallback_share(const std::vector<ctl_placement_record>& records, uint64_t ran) {
+  FallbackShare share;
+  for (const ctl_placement_record& r : records) {
+    if (r.kind == CTL_PLACEMENT_FALLBACK) share.fallbacks += r.count;
+  }
+  share.asked = ran + share.fallbacks;
+  return share;
+}
+
+// Above this share of fallen-back ops the trainer warns: each fallback moves its tensors
+// between devices, so the run is mostly moving bytes rather than training on the device.
+constexpr double kFallbackWarnFraction = 0.10;
+
+// "layer_norm 12, gelu 6": the ops that fell back, most frequent first.
+inline std::string fallback_ops_text(const std::vector<ctl_placement_record>& records) {
+  std::vector<std::pair<uint64_t, std::string>> ops;
+  for (const ctl_placement_record& r : records) {
+    if (r.kind == CTL_PLACEMENT_FALLBACK) ops.emplace_back(r.count, ctl_op_name(r.op));
+  }
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string text;
+  for (const auto& [count, name] : ops) text += (text.empty() ? "" : ", ") + name + " " + std::to_string(count);
+  return text;
+}
+
+// After the first step with --allow-fallback: a warning on stderr when more than 10% of the
+// step's ops fell back to another device, naming them, since each fallback moves tensors
+// between devices and a run that is mostly fallbacks trains at the speed of those moves.
+inline void warn_about_fallbacks(const Runtime& rt, const std::vector<ctl_placement_record>& before,
+                          uint64_t ops_ran) {
+  const auto step = placement_since(before, rt.placement_report());
+  const FallbackShare share = fallback_share(step, ops_ran);
+  if (share.fraction() <= kFallbackWarnFraction) return;
+  std::fprintf(stderr,
+               "warning: %llu of the first step's %llu ops (%.0f%%) fell back to another device (%s); each "
+               "fallback moves its tensors, so this run trains mostly off the device asked for (the placement "
+               "report at the end gives each op's share of the time)\n",
+               static_cast<unsigned long long>(share.fallbacks), static_cast<unsigned long long>(share.asked),
+               100.0 * share.fraction(), fallback_ops_text(step).c_str());
+}
+
 // The runtime's placement report in words: every move and fallback, per op and device pair.
-inline void print_placement_report(const Runtime& rt, FILE* out) {
+// With `training` (the training loop's records) and its wall time, each line also gives
+// the share of the training time it took, the measure of what a fallback costs.
+inline void print_placement_report(const Runtime& rt, const std::vector<ctl_placement_record>& training,
+                                   double training_seconds, FILE* out) {
   const auto records = rt.placement_report();
   if (records.empty()) return;
   const auto labels = device_labels(rt);
+  const auto in_training = placement_by_key(training);
   std::fprintf(out, "placement:\n");
   for (const ctl_placement_record& r : records) {
     const std::string from = labels.count(r.from) ? labels.at(r.from) : "?";
     const std::string to = labels.count(r.to) ? labels.at(r.to) : "?";
+    std::string share;
+    const auto it = in_training.find({int(r.kind), int(r.op), r.from, r.to});
+    if (it != in_training.end() && training_seconds > 0) {
+      char b[64];
+      std::snprintf(b, sizeof b, ", %.1f%% of the training time", 100.0 * double(it->second.nanoseconds) * 1e-9 /
+                                                                      training_seconds);
+      share = b;
+    }
     if (r.kind == CTL_PLACEMENT_FALLBACK) {
-      std::fprintf(out, "  %-22s fell back %llu times from %s to %s\n", ctl_op_name(r.op),
-                   static_cast<unsigned long long>(r.count), from.c_str(), to.c_str());
+      std::fprintf(out, "  %-22s fell back %llu times from %s to %s%s\n", ctl_op_name(r.op),
+                   static_cast<unsigned long long>(r.count), from.c_str(), to.c_str(), share.c_str());
     } else {
-      std::fprintf(out, "  %-22s moved %llu tensors (%.1f MiB) from %s to %s\n",
+      std::fprintf(out, "  %-22s moved %llu tensors (%.1f MiB) from %s to %s%s\n",
                    r.op == CTL_OP_COPY ? "(transfers)" : ctl_op_name(r.op), static_cast<unsigned long long>(r.count),
-                   double(r.bytes) / (1 << 20), from.c_str(), to.c_str());
+                   double(r.bytes) / (1 << 20), from.c_str(), to.c_str(), share.c_str());
     }
   }
 }

@@ -535,6 +535,8 @@ int main(int argc, char** argv) {
     bool evaluated_last_step = false;
     std::vector<int32_t> x, y;
     catalyst::gpt::DeviceMeter meter(stages, stage_labels);
+    const auto placement_before = rt.placement_report();  // the training loop's share is what follows
+    uint64_t ops_ran = 0;  // ops the model's devices ran themselves during training
     std::unique_ptr<catalyst::gpt::GraphStep> graph_step;
     if (o.graph) {
       if (!o.dump_graph.empty()) fs::create_directories(o.dump_graph);
@@ -618,6 +620,8 @@ int main(int argc, char** argv) {
                << ", \"skipped_steps\": " << scaler.skipped_steps();
       }
       const auto use = meter.sample();
+      for (const auto& u : use) ops_ran += u.launches;
+      if (step == start_step && o.allow_fallback) catalyst::gpt::warn_about_fallbacks(rt, placement_before, ops_ran);
       record << ", " << catalyst::gpt::DeviceMeter::json(use) << "}";
       log << record.str() << "\n";
       log.flush();
@@ -644,6 +648,7 @@ int main(int argc, char** argv) {
     if (tty) std::fprintf(stderr, "\n");
     // The last step evaluated already, unless the run resumed at its end.
     const double train_seconds = seconds_since(begin);
+    const auto training_placement = catalyst::gpt::placement_since(placement_before, rt.placement_report());
     const double val = evaluated_last_step ? *last_val : evaluate(rt, model, data, o, device);
     const double whole_seconds = print_final_validation(rt, model, data, o, device, val);
     write_plot(log_path, o.out_dir + "/loss.png");
@@ -663,7 +668,14 @@ int main(int argc, char** argv) {
         "time: reading the text %s, training %s (validation %s of it), final validation %s, sample %s; %s in all\n",
         span(data_seconds).c_str(), span(train_seconds).c_str(), span(eval_seconds).c_str(),
         span(whole_seconds).c_str(), span(sample_seconds).c_str(), span(seconds_since(started)).c_str());
-    catalyst::gpt::print_placement_report(rt, stdout);
+    catalyst::gpt::print_placement_report(rt, training_placement, train_seconds, stdout);
+    const catalyst::gpt::FallbackShare share = catalyst::gpt::fallback_share(training_placement, ops_ran);
+    if (share.fallbacks) {
+      std::printf("fallbacks: %llu of %llu ops during training (%.1f%%)%s\n",
+                  static_cast<unsigned long long>(share.fallbacks), static_cast<unsigned long long>(share.asked),
+                  100.0 * share.fraction(),
+                  share.fraction() > catalyst::gpt::kFallbackWarnFraction ? ", over the 10% the trainer warns at" : "");
+    }
     return 0;
   } catch (const catalyst::Error& e) {
     std::fprintf(stderr, "catalyst train-gpt: %s\n", e.what());

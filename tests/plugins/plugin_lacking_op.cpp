@@ -1,8 +1,9 @@
 // plugin_lacking_op.cpp — a TEST plugin, never installed: the real CPU plugin (dlopened
-// from CTL_INNER_PLUGIN) under the name "lacking", answering UNSUPPORTED for exactly one
-// op id (CATALYST_TEST_LACKING_OP, a number; default 9, relu) in op_execute and
-// op_supports. Everything else is the CPU plugin's. Placement tests use it as the device
-// that lacks an op, to check that fallback happens only when allowed and is counted.
+// from CTL_INNER_PLUGIN) under the name "lacking", answering UNSUPPORTED for the op ids
+// CATALYST_TEST_LACKING_OP names (numbers separated by commas; default 9, relu) in
+// op_execute and op_supports. Everything else is the CPU plugin's. Placement tests use it
+// as the device that lacks ops, to check that fallback happens only when allowed, is
+// counted and timed, and gives the CPU's results.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -18,14 +19,23 @@ ctl_plugin_api g_api{};
 const ctl_plugin_api* g_inner = nullptr;
 const ctl_host_api* g_host = nullptr;  // the latest instance's, for statuses
 
-ctl_op_id lacking_op() {
+// Read at each call: tests change the variable between runtimes of one process.
+bool lacks(ctl_op_id op) {
   const char* text = std::getenv("CATALYST_TEST_LACKING_OP");
-  return static_cast<ctl_op_id>(text && *text ? std::atoi(text) : CTL_OP_RELU);
+  if (!text || !*text) return op == CTL_OP_RELU;
+  for (const char* p = text; *p;) {
+    char* end = nullptr;
+    const long id = std::strtol(p, &end, 10);
+    if (end == p) return false;  // not a number: lacks nothing more
+    if (id == static_cast<long>(op)) return true;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return false;
 }
 
 ctl_status* refuse(const ctl_op_call* call) {
   return catalyst::sdk::make_status(g_host, CTL_STATUS_UNSUPPORTED,
-                                    "lacking: op %d is the one op this test plugin lacks", static_cast<int>(call->op));
+                                    "lacking: this test plugin lacks op %d", static_cast<int>(call->op));
 }
 
 ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out) {
@@ -34,12 +44,12 @@ ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out)
 }
 
 ctl_status* op_execute(ctl_plugin_stream* stream, const ctl_op_call* call) {
-  if (call->op == lacking_op()) return refuse(call);
+  if (lacks(call->op)) return refuse(call);
   return g_inner->op_execute(stream, call);
 }
 
 ctl_status* op_supports(ctl_plugin_device* device, const ctl_op_call* call) {
-  if (call->op == lacking_op()) return refuse(call);
+  if (lacks(call->op)) return refuse(call);
   return g_inner->op_supports ? g_inner->op_supports(device, call) : nullptr;
 }
 

@@ -73,7 +73,7 @@ abi_type_aliases! {
 
 abi_constants! {
     CTL_ABI_VERSION_MAJOR: u32 = 1;
-    CTL_ABI_VERSION_MINOR: u32 = 5;
+    CTL_ABI_VERSION_MINOR: u32 = 6;
     CTL_MAX_RANK: usize = 8;
 
     CTL_STATUS_OK: ctl_status_code = 0;
@@ -439,6 +439,7 @@ abi_structs! {
         pub to: *mut ctl_device,
         pub count: u64,
         pub bytes: u64,
+        pub nanoseconds: u64,
     }
 
     pub struct ctl_device_usage {
