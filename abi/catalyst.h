@@ -807,10 +807,11 @@ CTL_EXPORT ctl_status* ctl_runtime_topology_describe(const ctl_runtime* runtime,
  *    `catalyst topology` explains), the other inputs moved there first;
  *  - fallback: an op the device answers UNSUPPORTED for (the op, a dtype or a layout) runs
  *    on the best policy device that runs it; inputs are moved there and results moved back,
- *    so the caller sees them on the device it expected. A result's bytes move back only
- *    when something needs them on that device (an op there, a read, DLPack; since 1.6), so
- *    the next fallback to the same device reads them where they are and a chain of ops
- *    that all fall back moves only its ends. Autograd records the moves and the op where
+ *    so the caller sees them on the device it expected. Since 1.6, between devices of two
+ *    plugins that both address host memory nothing moves: the other device reads and
+ *    writes the same bytes. Otherwise a result's bytes move back only when something
+ *    needs them on that device (an op there, a read, DLPack), so the next fallback to the
+ *    same device reads them where they are and a chain of fallbacks moves only its ends. Autograd records the moves and the op where
  *    it ran, so its backward pass runs there too and gradients come back, likewise.
  * Placement does not nest: an op that fails on the device placement chose is an error. A
  * call that fails for any other reason (a bad argument) gets its error, unchanged.

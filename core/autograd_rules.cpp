@@ -9,6 +9,7 @@
 
 #include "autograd.h"
 #include "dispatch.h"
+#include "placement/host_share.h"
 #include "placement/lazy_move.h"
 #include "placement/transfer.h"
 #include "status.h"
@@ -622,11 +623,17 @@ std::vector<T> view_rule(const Node& n, ctl_tensor* g) {
       out[0] = reduce_to(g, shape);
       break;
     case ViewKind::kMove: {  // the gradient goes back to the device the tensor came from
-      // A fallback's gradient goes back lazily, as its forward bytes did; for a result's
-      // move it is read where an earlier fallback left it, when it is there (autograd.h).
+      // A fallback's gradient goes back as its forward bytes did: shared between host-memory
+      // devices, else lazily; for a result's move it is read where an earlier fallback left
+      // it, when it is there (autograd.h).
       const int64_t made_by = n.params.empty() ? 0 : n.params[0];
       const bool fallback = made_by == kFallbackInputMove || made_by == kFallbackResultMove;
-      ctl_tensor* back = made_by == kFallbackResultMove ? pending_view_on(g, x->device()) : nullptr;
+      ctl_tensor* back = nullptr;
+      if (fallback && can_share_host_memory(g->device(), x->device())) {
+        if (ctl_status* status = share_host_memory(g, x->device(), &back)) throw StatusError{status};
+      } else if (made_by == kFallbackResultMove) {
+        back = pending_view_on(g, x->device());
+      }
       if (!back) {
         ctl_status* status = fallback ? move_lazily(g, x->device(), CTL_OP_COPY, &back)
                                       : move_tensor(g, x->device(), CTL_OP_COPY, &back);

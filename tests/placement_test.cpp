@@ -298,6 +298,7 @@ class Fallback : public ::testing::Test {
   }
   void TearDown() override {
     unsetenv("CATALYST_TEST_LACKING_OP");
+    unsetenv("CATALYST_TEST_LACKING_NO_HOST_POINTERS");
     unsetenv("HWLOC_SYNTHETIC");
   }
 };
@@ -350,6 +351,7 @@ TEST_F(Fallback, AllowedTrainsTheMlpAsTheCpuDoesAndCountsEveryFallback) {
 // the moves made for it, so it is at least as long as they are; a 1.5 caller's smaller
 // struct gets the other fields and nothing past its end.
 TEST_F(Fallback, RecordsGiveTheTimeEachFallbackAndMoveTook) {
+  setenv("CATALYST_TEST_LACKING_NO_HOST_POINTERS", "1", 1);  // moves, not shared host memory
   Devices d = make_runtime({CTL_TEST_LACKING_PLUGIN, CTL_TEST_CPU_PLUGIN}, false);
   ctl_device* lacking = find_device(d.runtime.get(), "lacking");
   ASSERT_NE(lacking, nullptr);
@@ -389,17 +391,20 @@ TEST_F(Fallback, RecordsGiveTheTimeEachFallbackAndMoveTook) {
   }
 }
 
-// A chain of ops that all fall back moves only its ends (placement/lazy_move.h): the first
-// input there, and a result back only when the lacking device needs it (an op it runs, a
-// read). Gradients through the chain come back the same way and equal the CPU's.
-TEST_F(Fallback, AChainOfFallbacksMovesOnlyItsEnds) {
+// A chain of relu, exp, relu, exp whose ops all fall back, then a sum the lacking device runs,
+// and its gradient: the values and gradients, and the bytes moved for the forward ops
+// (to the CPU, and back).
+struct ChainRun {
+  std::vector<float> values, grad, cpu_values, cpu_grad;
+  uint64_t to_cpu = 0, back = 0, fallbacks = 0;
+};
+ChainRun run_chain() {
   setenv("CATALYST_TEST_LACKING_OP", (std::to_string(CTL_OP_RELU) + "," + std::to_string(CTL_OP_EXP)).c_str(), 1);
   Devices d = make_runtime({CTL_TEST_LACKING_PLUGIN, CTL_TEST_CPU_PLUGIN}, false);
   ctl_device* lacking = find_device(d.runtime.get(), "lacking");
   ctl_device* cpu = find_device(d.runtime.get(), "cpu");
-  ASSERT_TRUE(lacking && cpu);
+  if (!lacking || !cpu) return {};
   const std::vector<float> values = {-1.5f, -0.25f, 0.0f, 0.5f, 1.0f, 2.0f};
-  const uint64_t bytes = values.size() * sizeof(float);
   // exp(relu(exp(relu(x)))) and its gradient, on the CPU and through the lacking device.
   auto run = [&](ctl_device* device, std::vector<float>* grad) {
     Tensor x = from_vector<float>(device, CTL_DTYPE_F32, {int64_t(values.size())}, values);
@@ -426,26 +431,49 @@ TEST_F(Fallback, AChainOfFallbacksMovesOnlyItsEnds) {
     *grad = to_vector<float>(G.get());
     return to_vector<float>(current);
   };
-  std::vector<float> cpu_grad, lacking_grad;
-  const std::vector<float> expected = run(cpu, &cpu_grad);
+  ChainRun out;
+  out.cpu_values = run(cpu, &out.cpu_grad);
   report(d.runtime.get(), /*reset=*/true);
   set_policy(d.runtime.get(), false, /*fallback=*/true);
-  const std::vector<float> got = run(lacking, &lacking_grad);
-  EXPECT_EQ(got, expected);
-  EXPECT_EQ(lacking_grad, cpu_grad);
-  uint64_t fallbacks = 0, forward_to_cpu = 0, forward_back = 0;
+  out.values = run(lacking, &out.grad);
   for (const auto& r : report(d.runtime.get())) {
     if (r.kind == CTL_PLACEMENT_FALLBACK) {
-      fallbacks += r.count;
+      out.fallbacks += r.count;
     } else if (r.op == CTL_OP_RELU || r.op == CTL_OP_EXP) {
-      (r.to == cpu ? forward_to_cpu : forward_back) += r.bytes;
+      (r.to == cpu ? out.to_cpu : out.back) += r.bytes;
     }
   }
-  // Four forward ops and their backward forms (relu's is not a relu call; exp's backward
-  // multiplies by the saved result, on the CPU).
-  EXPECT_GE(fallbacks, 4u);
-  EXPECT_EQ(forward_to_cpu, bytes) << "x moves to the CPU once, not before each op";
-  EXPECT_EQ(forward_back, bytes) << "only the last result comes back, for sum on the lacking device";
+  return out;
+}
+
+// Between devices whose memory the host cannot address (a GPU's), a chain of fallbacks moves
+// only its ends (placement/lazy_move.h): the first input there, and a result back only when
+// the lacking device needs it (here the sum). Gradients come back the same way.
+TEST_F(Fallback, AChainOfFallbacksMovesOnlyItsEnds) {
+  setenv("CATALYST_TEST_LACKING_NO_HOST_POINTERS", "1", 1);
+  const ChainRun r = run_chain();
+  ASSERT_FALSE(r.values.empty());
+  EXPECT_EQ(r.values, r.cpu_values);
+  EXPECT_EQ(r.grad, r.cpu_grad);
+  // Four forward ops fall back (relu's backward is not a relu call; exp's multiplies by the
+  // saved result, on the CPU).
+  EXPECT_GE(r.fallbacks, 4u);
+  const uint64_t bytes = r.values.size() * sizeof(float);
+  EXPECT_EQ(r.to_cpu, bytes) << "x moves to the CPU once, not before each op";
+  EXPECT_EQ(r.back, bytes) << "only the last result comes back, for sum on the lacking device";
+}
+
+// Between two devices that address host memory (the lacking device is the CPU plugin
+// underneath), a fallback shares the bytes (placement/host_share.h): nothing moves, and the
+// values and gradients are the CPU's.
+TEST_F(Fallback, FallbacksBetweenHostMemoryDevicesShareTheBytes) {
+  const ChainRun r = run_chain();
+  ASSERT_FALSE(r.values.empty());
+  EXPECT_EQ(r.values, r.cpu_values);
+  EXPECT_EQ(r.grad, r.cpu_grad);
+  EXPECT_GE(r.fallbacks, 4u);
+  EXPECT_EQ(r.to_cpu, 0u);
+  EXPECT_EQ(r.back, 0u);
 }
 
 // Explicit mode tries the policy's devices in its order; automatic mode ranks them by the

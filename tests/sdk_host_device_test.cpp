@@ -77,7 +77,8 @@ TEST(HostDevice, TableHasTheRequiredEntriesAndTheOpEntries) {
        {(const void*)kApi.instance_create, (const void*)kApi.instance_destroy, (const void*)kApi.device_count,
         (const void*)kApi.device_get, (const void*)kApi.buffer_allocate, (const void*)kApi.buffer_free,
         (const void*)kApi.buffer_write, (const void*)kApi.buffer_read, (const void*)kApi.stream_create,
-        (const void*)kApi.stream_destroy, (const void*)kApi.stream_synchronize}) {
+        (const void*)kApi.stream_destroy, (const void*)kApi.stream_synchronize,
+        (const void*)kApi.buffer_host_pointer, (const void*)kApi.buffer_wrap_host}) {
     EXPECT_NE(entry, nullptr);
   }
   // Optional entries stay NULL: the core's defaults.
@@ -123,6 +124,47 @@ TEST(HostDevice, OneDeviceBuffersAndStreamsAllCountedByTheHost) {
   EXPECT_EQ(host.live, 4);  // instance, stream, two buffers
 
   kApi.buffer_free(device, empty);
+  kApi.buffer_free(device, buffer);
+  kApi.stream_destroy(stream);
+  kApi.instance_destroy(instance);
+  EXPECT_EQ(host.live, 0);
+}
+
+// Host memory both ways: a buffer's bytes are its host pointer, and a wrapped buffer reads
+// and writes the caller's memory in place and leaves it to the caller when freed (DLPack,
+// and a fallback to another host-memory device sharing a tensor). write_properties says so.
+TEST(HostDevice, BuffersAreHostMemoryAndWrappedMemoryStaysTheCallers) {
+  Host host;
+  ctl_plugin_instance* instance = nullptr;
+  ASSERT_EQ(kApi.instance_create(&host.api, &instance), nullptr);
+  ctl_plugin_device* device = nullptr;
+  ASSERT_EQ(kApi.device_get(instance, 0, &device), nullptr);
+  ctl_plugin_stream* stream = nullptr;
+  ASSERT_EQ(kApi.stream_create(device, &stream), nullptr);
+  ctl_plugin_buffer* buffer = nullptr;
+  ASSERT_EQ(kApi.buffer_allocate(device, 16, &buffer), nullptr);
+  void* pointer = nullptr;
+  ASSERT_EQ(kApi.buffer_host_pointer(device, buffer, &pointer), nullptr);
+  EXPECT_EQ(pointer, sdk::host_buffer(buffer).data);
+
+  float theirs[4] = {1, 2, 3, 4};
+  ctl_plugin_buffer* wrapped = nullptr;
+  ASSERT_EQ(kApi.buffer_wrap_host(device, theirs, sizeof theirs, &wrapped), nullptr);
+  ASSERT_EQ(kApi.buffer_host_pointer(device, wrapped, &pointer), nullptr);
+  EXPECT_EQ(pointer, static_cast<void*>(theirs));
+  EXPECT_EQ(sdk::host_buffer(wrapped).size, sizeof theirs);
+  const float five = 5;
+  ASSERT_EQ(kApi.buffer_write(stream, wrapped, sizeof(float), &five, sizeof five), nullptr);
+  EXPECT_EQ(theirs[1], 5.0f) << "written in place";
+  EXPECT_EQ(host.live, 4);  // instance, stream, buffer, the wrapped buffer's header
+  kApi.buffer_free(device, wrapped);
+  EXPECT_EQ(host.live, 3) << "the header goes, the memory stays the caller's";
+  EXPECT_EQ(theirs[3], 4.0f);
+
+  ctl_plugin_device_properties out{};
+  out.struct_size = sizeof out;
+  sdk::write_properties(ctl_plugin_device_properties{}, &out);
+  EXPECT_TRUE(out.host_visible);
   kApi.buffer_free(device, buffer);
   kApi.stream_destroy(stream);
   kApi.instance_destroy(instance);

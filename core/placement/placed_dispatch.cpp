@@ -12,6 +12,7 @@
 
 #include "autograd.h"
 #include "dispatch.h"
+#include "placement/host_share.h"
 #include "placement/lazy_move.h"
 #include "placement/transfer.h"
 #include "runtime.h"
@@ -133,27 +134,32 @@ ctl_device* cross_device_target(ctl_runtime* runtime, size_t input_count, ctl_te
   return best;
 }
 
-// A view on `target` of the bytes of `t` that an earlier fallback left there
-// (placement/lazy_move.h), recorded as a move when `recorded`; NULL when there are none.
-ctl_status* pending_input_on(ctl_device* target, ctl_tensor* t, bool recorded, ctl_tensor** out) {
-  *out = pending_view_on(t, target);
-  if (!*out || !recorded) return nullptr;
+// How inputs_on brings a tensor to the device an op runs on.
+struct Moving {
+  bool recorded = false;   // autograd sees the move, so gradients come back
+  bool fallback = false;   // for a fallback: host memory is shared, pending bytes read in place
+  bool read_only = true;   // the op only reads it (an into-call's outputs are written too)
+};
+
+// Records `moved` as a move of `t` made for a fallback, when `how` is recorded.
+ctl_status* record_fallback_move(ctl_tensor* t, ctl_tensor* moved, const Moving& how) {
+  if (!how.recorded) return nullptr;
   try {
-    record_view(ViewKind::kMove, t, *out, {kFallbackInputMove});
+    record_view(ViewKind::kMove, t, moved, {kFallbackInputMove});
   } catch (const std::bad_alloc&) {
-    ctl_tensor_release(*out);
-    *out = nullptr;
     return make_status(CTL_STATUS_OUT_OF_MEMORY, "out of memory recording a move for autograd");
   }
   return nullptr;
 }
 
-// `inputs`, each moved to `target` (recorded, so gradients come back) where it is
-// elsewhere; read where an earlier fallback left it when it is still there. Only for
-// tensors the op reads: an output's bytes must be the caller's own.
-ctl_status* inputs_on(ctl_device* target, ctl_op_id op, size_t count, ctl_tensor* const* inputs, bool recorded,
-                      std::vector<Owned>* keep, std::vector<ctl_tensor*>* out, bool read_only = true) {
+// `inputs`, each brought to `target` where it is elsewhere: for a fallback, shared where both
+// devices address host memory (placement/host_share.h), or read where an earlier fallback
+// left its bytes (placement/lazy_move.h, only what the op reads: an output's bytes must be
+// the caller's); otherwise moved. *shared says which were shared.
+ctl_status* inputs_on(ctl_device* target, ctl_op_id op, size_t count, ctl_tensor* const* inputs, const Moving& how,
+                      std::vector<Owned>* keep, std::vector<ctl_tensor*>* out, std::vector<bool>* shared = nullptr) {
   out->assign(count, nullptr);
+  if (shared) shared->assign(count, false);
   for (size_t i = 0; i < count; ++i) {
     ctl_tensor* t = inputs[i];
     if (!t || t->device() == target) {
@@ -161,11 +167,19 @@ ctl_status* inputs_on(ctl_device* target, ctl_op_id op, size_t count, ctl_tensor
       continue;
     }
     ctl_tensor* moved = nullptr;
-    if (read_only) CTL_RETURN_IF_ERROR(pending_input_on(target, t, recorded, &moved));
-    if (!moved) {
-      CTL_RETURN_IF_ERROR(recorded ? transfer_recorded(t, target, op, &moved) : move_tensor(t, target, op, &moved));
+    if (how.fallback && can_share_host_memory(t->device(), target)) {
+      CTL_RETURN_IF_ERROR(share_host_memory(t, target, &moved));
+      if (shared) (*shared)[i] = true;
+    } else if (how.fallback && how.read_only) {
+      moved = pending_view_on(t, target);
     }
-    keep->emplace_back(moved);
+    if (moved) {
+      keep->emplace_back(moved);
+      CTL_RETURN_IF_ERROR(record_fallback_move(t, moved, how));
+    } else {
+      CTL_RETURN_IF_ERROR(how.recorded ? transfer_recorded(t, target, op, &moved) : move_tensor(t, target, op, &moved));
+      keep->emplace_back(moved);
+    }
     (*out)[i] = moved;
   }
   return nullptr;
@@ -224,14 +238,18 @@ const char* const kFallbackHint =
     "ctl_runtime_set_placement_policy with allow_fallback, or `catalyst train-gpt --allow-fallback`)";
 
 // Runs an allocating call on `target`: inputs moved there (recorded), the op run and
-// recorded there, outputs moved back to `home` (recorded) when home is not NULL: lazily
-// for a fallback, whose results' bytes stay on `target` until `home` needs them.
+// recorded there. For a fallback (`home` not NULL) the results go back to `home`
+// (recorded): shared where both address host memory, else lazily, their bytes staying on
+// `target` until `home` needs them.
 ctl_status* run_allocating_on(ctl_device* target, ctl_device* home, ctl_op_id op, size_t input_count,
                               ctl_tensor* const* inputs, const void* attrs, size_t output_count,
                               ctl_tensor** out_tensors) {
   std::vector<Owned> keep;
   std::vector<ctl_tensor*> placed;
-  CTL_RETURN_IF_ERROR(inputs_on(target, op, input_count, inputs, true, &keep, &placed));
+  Moving how;
+  how.recorded = true;
+  how.fallback = home != nullptr;
+  CTL_RETURN_IF_ERROR(inputs_on(target, op, input_count, inputs, how, &keep, &placed));
   std::vector<ctl_tensor*> results(output_count, nullptr);
   CTL_RETURN_IF_ERROR(run_op(op, input_count, placed.data(), attrs, output_count, results.data()));
   std::vector<Owned> owned;
@@ -240,7 +258,8 @@ ctl_status* run_allocating_on(ctl_device* target, ctl_device* home, ctl_op_id op
     for (size_t i = 0; i < output_count; ++i) {
       if (!owned[i]) continue;
       ctl_tensor* back = nullptr;
-      CTL_RETURN_IF_ERROR(move_lazily(owned[i].get(), home, op, &back));
+      CTL_RETURN_IF_ERROR(can_share_host_memory(target, home) ? share_host_memory(owned[i].get(), home, &back)
+                                                              : move_lazily(owned[i].get(), home, op, &back));
       Owned owned_back(back);
       try {
         record_view(ViewKind::kMove, owned[i].get(), back, {kFallbackResultMove});
@@ -254,18 +273,26 @@ ctl_status* run_allocating_on(ctl_device* target, ctl_device* home, ctl_op_id op
   return nullptr;
 }
 
-// Runs an into-call on `target` with copies of its inputs and outputs there, then copies
-// the results back into the caller's outputs (in-place ops read their outputs, so those
-// travel both ways).
+// Runs an into-call on `target` with its inputs and outputs there — shared where both
+// devices address host memory, so the op writes the caller's outputs in place; otherwise
+// copies, and the results copied back into the caller's outputs (in-place ops read their
+// outputs, so those travel both ways).
 ctl_status* run_into_on(ctl_device* target, ctl_op_id op, size_t input_count, ctl_tensor* const* inputs,
                         const void* attrs, size_t output_count, ctl_tensor* const* outputs) {
   std::vector<Owned> keep;
   std::vector<ctl_tensor*> placed_inputs, placed_outputs;
-  CTL_RETURN_IF_ERROR(inputs_on(target, op, input_count, inputs, false, &keep, &placed_inputs));
-  CTL_RETURN_IF_ERROR(inputs_on(target, op, output_count, outputs, false, &keep, &placed_outputs, false));
+  std::vector<bool> shared;
+  Moving how;
+  how.fallback = true;
+  CTL_RETURN_IF_ERROR(inputs_on(target, op, input_count, inputs, how, &keep, &placed_inputs));
+  how.read_only = false;
+  CTL_RETURN_IF_ERROR(inputs_on(target, op, output_count, outputs, how, &keep, &placed_outputs, &shared));
   CTL_RETURN_IF_ERROR(run_op_into(op, input_count, placed_inputs.data(), attrs, output_count, placed_outputs.data()));
+  if (std::find(shared.begin(), shared.end(), true) != shared.end()) {
+    CTL_RETURN_IF_ERROR(synchronize(target));  // the caller's device reads what it wrote
+  }
   for (size_t i = 0; i < output_count; ++i) {
-    if (!outputs[i] || placed_outputs[i] == outputs[i]) continue;
+    if (!outputs[i] || placed_outputs[i] == outputs[i] || shared[i]) continue;
     ctl_tensor* back = nullptr;
     CTL_RETURN_IF_ERROR(move_tensor(placed_outputs[i], outputs[i]->device(), op, &back));
     Owned owned_back(back);
@@ -353,7 +380,7 @@ bool run_op_into_placed(ctl_op_id op, size_t input_count, ctl_tensor* const* inp
     std::vector<Owned> keep;
     std::vector<ctl_tensor*> placed;
     ctl_status_free(*failure);
-    *failure = inputs_on(target, op, input_count, inputs, false, &keep, &placed);
+    *failure = inputs_on(target, op, input_count, inputs, Moving{}, &keep, &placed);
     if (!*failure) *failure = run_op_into(op, input_count, placed.data(), attrs, output_count, outputs);
     return true;
   }

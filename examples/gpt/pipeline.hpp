@@ -205,8 +205,8 @@ inline FallbackShare fallback_share(const std::vector<ctl_placement_record>& rec
   return share;
 }
 
-// Above this share of fallen-back ops the trainer warns: each fallback moves its tensors
-// between devices, so the run is mostly moving bytes rather than training on the device.
+// Above this share of fallen-back ops the trainer warns (issue 33's bound): past it a run
+// says little about the device it was asked to train on.
 constexpr double kFallbackWarnFraction = 0.10;
 
 // "layer_norm 12, gelu 6": the ops that fell back, most frequent first.
@@ -222,17 +222,18 @@ inline std::string fallback_ops_text(const std::vector<ctl_placement_record>& re
 }
 
 // After the first step with --allow-fallback: a warning on stderr when more than 10% of the
-// step's ops fell back to another device, naming them, since each fallback moves tensors
-// between devices and a run that is mostly fallbacks trains at the speed of those moves.
+// step's ops fell back to another device, naming them: the run is then a measure of the
+// device asked for only in part, and between devices that do not share host memory each
+// fallback moves tensors.
 inline void warn_about_fallbacks(const Runtime& rt, const std::vector<ctl_placement_record>& before,
                           uint64_t ops_ran) {
   const auto step = placement_since(before, rt.placement_report());
   const FallbackShare share = fallback_share(step, ops_ran);
   if (share.fraction() <= kFallbackWarnFraction) return;
   std::fprintf(stderr,
-               "warning: %llu of the first step's %llu ops (%.0f%%) fell back to another device (%s); each "
-               "fallback moves its tensors, so this run trains mostly off the device asked for (the placement "
-               "report at the end gives each op's share of the time)\n",
+               "warning: %llu of the first step's %llu ops (%.1f%%) fell back to another device (%s): this run "
+               "trains on the device asked for only in part (the placement report at the end gives each op's "
+               "share of the time)\n",
                static_cast<unsigned long long>(share.fallbacks), static_cast<unsigned long long>(share.asked),
                100.0 * share.fraction(), fallback_ops_text(step).c_str());
 }

@@ -3,7 +3,8 @@
 // CATALYST_TEST_LACKING_OP names (numbers separated by commas; default 9, relu) in
 // op_execute and op_supports. Everything else is the CPU plugin's. Placement tests use it
 // as the device that lacks ops, to check that fallback happens only when allowed, is
-// counted and timed, and gives the CPU's results.
+// counted and timed, and gives the CPU's results. CATALYST_TEST_LACKING_NO_HOST_POINTERS=1
+// takes its host pointers away (see below).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -70,5 +71,12 @@ extern "C" CTL_EXPORT const ctl_plugin_api* ctl_plugin_query(uint32_t major, uin
     g_api.buffer_copy_peer = nullptr;  // its buffers are not the "cpu" plugin's to the core
     g_inner = inner;
   }
+  // CATALYST_TEST_LACKING_NO_HOST_POINTERS=1 (read at each query, as a runtime loads it): a
+  // device whose memory the host cannot address, as a GPU's, so fallbacks copy (lazily)
+  // instead of sharing host memory.
+  const char* no_host = std::getenv("CATALYST_TEST_LACKING_NO_HOST_POINTERS");
+  const bool host_pointers = !(no_host && std::strcmp(no_host, "1") == 0);
+  g_api.buffer_host_pointer = host_pointers ? inner->buffer_host_pointer : nullptr;
+  g_api.buffer_wrap_host = host_pointers ? inner->buffer_wrap_host : nullptr;
   return &g_api;
 }

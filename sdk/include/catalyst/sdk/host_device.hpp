@@ -78,8 +78,24 @@ inline ctl_status* buffer_allocate(ctl_plugin_device* d, uint64_t size, ctl_plug
   *out = reinterpret_cast<ctl_plugin_buffer*>(buffer);
   return nullptr;
 }
+// A HostBuffer alone, whose bytes are someone else's host memory (DLPack, or a fallback to
+// another host-memory device sharing a tensor instead of copying it).
+inline ctl_status* buffer_wrap_host(ctl_plugin_device* d, void* pointer, uint64_t size, ctl_plugin_buffer** out) {
+  const ctl_host_api* host = device(d)->host;
+  void* memory = host->alloc(host->context, sizeof(HostBuffer), alignof(HostBuffer));
+  if (!memory) return out_of_memory(host, "a wrapped buffer");
+  auto* buffer = new (memory) HostBuffer{static_cast<char*>(pointer), size};
+  *out = reinterpret_cast<ctl_plugin_buffer*>(buffer);
+  return nullptr;
+}
+// Either kind is one allocation that starts with its HostBuffer; wrapped bytes stay their
+// owner's.
 inline void buffer_free(ctl_plugin_device* d, ctl_plugin_buffer* buffer) {
   device(d)->host->free(device(d)->host->context, buffer);
+}
+inline ctl_status* buffer_host_pointer(ctl_plugin_device*, ctl_plugin_buffer* buffer, void** out) {
+  *out = reinterpret_cast<HostBuffer*>(buffer)->data;
+  return nullptr;
 }
 inline char* bytes(ctl_plugin_buffer* buffer, uint64_t offset) {
   return reinterpret_cast<HostBuffer*>(buffer)->data + offset;
@@ -122,8 +138,10 @@ inline const HostBuffer& host_buffer(const ctl_plugin_buffer* buffer) {
 }
 
 // Writes `properties` into the core's *out, only as far as out->struct_size reaches (an older
-// core's struct is smaller), keeping the core's struct_size and next.
+// core's struct is smaller), keeping the core's struct_size and next. host_visible is set:
+// the memory is the host's (DLPack exports it in place; a fallback to the CPU shares it).
 inline void write_properties(ctl_plugin_device_properties properties, ctl_plugin_device_properties* out) {
+  properties.host_visible = true;
   const size_t size = out->struct_size < sizeof properties ? out->struct_size : sizeof properties;
   properties.struct_size = out->struct_size;
   properties.next = out->next;
@@ -131,9 +149,9 @@ inline void write_properties(ctl_plugin_device_properties properties, ctl_plugin
 }
 
 // The function table of a host-memory plugin: the entries above, the plugin's own device
-// properties and op entries, and NULL for the optional entries (the core's defaults: copies
-// through buffer_read / buffer_write, events by synchronizing). Set more after it if you
-// provide them.
+// properties and op entries, host pointers and wrapping, and NULL for the other optional
+// entries (the core's defaults: copies through buffer_read / buffer_write, events by
+// synchronizing). Set more after it if you provide them.
 constexpr ctl_plugin_api host_device_api(const char* name, const char* version,
                                          ctl_status* (*device_properties)(ctl_plugin_device*,
                                                                           ctl_plugin_device_properties*),
@@ -155,6 +173,8 @@ constexpr ctl_plugin_api host_device_api(const char* name, const char* version,
   api.buffer_free = d::buffer_free;
   api.buffer_write = d::buffer_write;
   api.buffer_read = d::buffer_read;
+  api.buffer_host_pointer = d::buffer_host_pointer;
+  api.buffer_wrap_host = d::buffer_wrap_host;
   api.stream_create = d::stream_create;
   api.stream_destroy = d::stream_destroy;
   api.stream_synchronize = d::stream_synchronize;
