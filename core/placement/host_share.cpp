@@ -3,6 +3,7 @@
 
 #include "graph/capture.h"
 #include "placement/lazy_move.h"
+#include "placement/transfer.h"
 #include "runtime.h"
 #include "status.h"
 #include "tensor.h"
@@ -26,11 +27,7 @@ bool can_share_host_memory(const ctl_device* from, const ctl_device* to) {
 ctl_status* share_host_memory(ctl_tensor* source, ctl_device* target, ctl_tensor** out_tensor) {
   ctl_device* from = source->device();
   CTL_RETURN_IF_ERROR(fetch_if_pending(source));
-  if (!(target->dtype_mask & CTL_DTYPE_BIT(source->layout.dtype))) {
-    return make_status(CTL_STATUS_UNSUPPORTED, "sharing a %s tensor of %s with %s: %s does not support dtype %s",
-                       ctl_dtype_name(source->layout.dtype), from->label.c_str(), target->label.c_str(),
-                       target->label.c_str(), ctl_dtype_name(source->layout.dtype));
-  }
+  CTL_RETURN_IF_ERROR(check_target_dtype(source->layout.dtype, from, target));
   Storage* bytes = source->storage;
   void* base = nullptr;
   if (bytes->size_bytes > 0) {

@@ -19,11 +19,7 @@ ctl_status* move_lazily(ctl_tensor* source, ctl_device* target, ctl_op_id op, ct
   if (active_capture(from) || active_capture(target)) {
     return refused_while_capturing(("moving a tensor from " + from->label + " to " + target->label).c_str());
   }
-  if (!(target->dtype_mask & CTL_DTYPE_BIT(layout.dtype))) {
-    return make_status(CTL_STATUS_UNSUPPORTED, "moving a %s tensor from %s to %s: %s does not support dtype %s",
-                       ctl_dtype_name(layout.dtype), from->label.c_str(), target->label.c_str(), target->label.c_str(),
-                       ctl_dtype_name(layout.dtype));
-  }
+  CTL_RETURN_IF_ERROR(check_target_dtype(layout.dtype, from, target));
   ctl_tensor* moved = nullptr;
   CTL_RETURN_IF_ERROR(allocate_tensor(target, layout.dtype, layout.rank, layout.shape.data(), &moved));
   ctl_tensor_retain(source);

@@ -120,11 +120,7 @@ ctl_status* move_tensor(ctl_tensor* source, ctl_device* target, ctl_op_id op, ct
     ctl_tensor_retain(source);
     dense.reset(source);
   }
-  if (!(target->dtype_mask & CTL_DTYPE_BIT(layout.dtype))) {
-    return make_status(CTL_STATUS_UNSUPPORTED, "moving a %s tensor from %s to %s: %s does not support dtype %s",
-                       ctl_dtype_name(layout.dtype), from->label.c_str(), target->label.c_str(), target->label.c_str(),
-                       ctl_dtype_name(layout.dtype));
-  }
+  CTL_RETURN_IF_ERROR(check_target_dtype(layout.dtype, from, target));
   ctl_tensor* moved = nullptr;
   CTL_RETURN_IF_ERROR(allocate_tensor(target, layout.dtype, layout.rank, layout.shape.data(), &moved));
   std::unique_ptr<ctl_tensor, decltype(release)> result(moved, release);
@@ -148,6 +144,13 @@ ctl_status* copy_across(ctl_tensor* dense, ctl_tensor* destination, ctl_op_id op
   to->usage.bytes_in.fetch_add(bytes, std::memory_order_relaxed);
   count(CTL_PLACEMENT_MOVE, op, from, to, bytes, began);
   return nullptr;
+}
+
+ctl_status* check_target_dtype(ctl_dtype dtype, const ctl_device* from, const ctl_device* target) {
+  if (target->dtype_mask & CTL_DTYPE_BIT(dtype)) return nullptr;
+  return make_status(CTL_STATUS_UNSUPPORTED, "moving a %s tensor from %s to %s: %s does not support dtype %s",
+                     ctl_dtype_name(dtype), from->label.c_str(), target->label.c_str(), target->label.c_str(),
+                     ctl_dtype_name(dtype));
 }
 
 void count_fallback(ctl_op_id op, ctl_device* asked, ctl_device* ran_on, std::chrono::steady_clock::time_point began) {

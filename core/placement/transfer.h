@@ -22,6 +22,10 @@ ctl_status* move_tensor(ctl_tensor* source, ctl_device* target, ctl_op_id op, ct
 ctl_status* copy_across(ctl_tensor* dense, ctl_tensor* destination, ctl_op_id op,
                         std::chrono::steady_clock::time_point began);
 
+// UNSUPPORTED, naming both devices, when `target` does not hold `dtype`: a tensor of it
+// cannot move (or be shared) there.
+ctl_status* check_target_dtype(ctl_dtype dtype, const ctl_device* from, const ctl_device* target);
+
 // Adds a fallback of `op` from `asked` to `ran_on`, which began at `began` and ends now, to
 // the runtime's placement report.
 void count_fallback(ctl_op_id op, ctl_device* asked, ctl_device* ran_on, std::chrono::steady_clock::time_point began);
