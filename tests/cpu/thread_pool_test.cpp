@@ -1,4 +1,4 @@
-// thread_pool_test.cpp — the CPU plugin's thread pool (plugins/cpu/thread_pool.h), compiled
+// thread_pool_test.cpp — the CPU plugin's thread pool (plugins/cpu/runtime/thread_pool.h), compiled
 // into the test directly: every part runs exactly once, the partition is the documented
 // one, errors and nested or concurrent jobs are handled, and an idle pool does not spin.
 #include <gtest/gtest.h>

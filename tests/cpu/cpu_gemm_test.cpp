@@ -1,4 +1,4 @@
-// cpu_gemm_test.cpp — the CPU plugin's float GEMM (plugins/cpu/matmul.cpp and its
+// cpu_gemm_test.cpp — the CPU plugin's float GEMM (plugins/cpu/gemm/matmul.cpp and its
 // micro-kernels) against a plain double-precision product computed here, on the shapes
 // that stress tiling: M, N, K that are not multiples of any tile or block, K = 1, N = 1,
 // M = 1, more depth than one packed block, more columns than one B block, transposed and

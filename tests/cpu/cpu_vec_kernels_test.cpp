@@ -1,5 +1,5 @@
 // cpu_vec_kernels_test.cpp — the CPU plugin's hand-vectorised f32 kernels
-// (plugins/cpu/vec_kernels.h), every instruction set this machine runs, in one process,
+// (plugins/cpu/simd/vec_kernels.h), every instruction set this machine runs, in one process,
 // against plain double-precision formulas. The conformance suite checks the ops through the
 // plugin on one path per run; this test aims at what vector code gets wrong and random
 // inputs rarely reach: every tail length around the vector widths, unaligned pointers and

@@ -1,5 +1,5 @@
 // cpu_half_merge_test.cpp — the CPU plugin's merge of f32 tile sums into an f16 or bf16
-// matmul output (plugins/cpu/half_merge.cpp), against the SDK's scalar rounding of the
+// matmul output (plugins/cpu/simd/half_merge.cpp), against the SDK's scalar rounding of the
 // same f32 value, bit for bit; and the AVX-512 GEMM kernels' own rounding of a tile into
 // the output (TileEpilogue::half_out), against the kernel's f32 tile merged. The values are the ones roundings get
 // wrong: ties to even either way, the last value below a tie, NaNs with payloads, infinities, signed zeros, f32

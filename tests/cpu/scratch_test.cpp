@@ -1,4 +1,4 @@
-// scratch_test.cpp — the CPU plugin's per-call scratch memory (plugins/cpu/op_context.h),
+// scratch_test.cpp — the CPU plugin's per-call scratch memory (plugins/cpu/runtime/op_context.h),
 // compiled into the test with a counting host allocator: small requests reuse the blocks
 // the device keeps (buffer_cache.h), without the host allocator, from any thread; live
 // Scratches never share a block; large requests come from the device's buffer cache, the

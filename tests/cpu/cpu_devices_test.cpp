@@ -1,4 +1,4 @@
-// cpu_devices_test.cpp — the CPU plugin's devices (plugins/cpu/device_plan.h): one per NUMA
+// cpu_devices_test.cpp — the CPU plugin's devices (plugins/cpu/runtime/device_plan.h): one per NUMA
 // node of hwloc synthetic topologies, CATALYST_CPU_DEVICES=N splits into disjoint, covering
 // CPU sets, workers run only on their device's CPUs (read from /proc), two devices compute
 // concurrently, tensors move between them exactly, and bad settings fall back with a

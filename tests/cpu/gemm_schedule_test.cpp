@@ -1,4 +1,4 @@
-// gemm_schedule_test.cpp — the CPU GEMM's work sharing (plugins/cpu/gemm_schedule.h),
+// gemm_schedule_test.cpp — the CPU GEMM's work sharing (plugins/cpu/gemm/gemm_schedule.h),
 // compiled in and driven by recording tasks on real threads: every element of C gets every
 // depth block exactly once and in order, a cell reads only panels packed for its own block
 // (into its own thread's buffer, by itself or an earlier cell) and not overwritten while it

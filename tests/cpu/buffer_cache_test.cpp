@@ -1,4 +1,4 @@
-// buffer_cache_test.cpp — the CPU plugin's cache of large buffers (plugins/cpu/buffer_cache.h),
+// buffer_cache_test.cpp — the CPU plugin's cache of large buffers (plugins/cpu/runtime/buffer_cache.h),
 // compiled into the test directly: freed blocks are reused for close sizes only, the limit
 // bounds what is kept, and a request the system cannot map fails without crashing.
 #include <gtest/gtest.h>
