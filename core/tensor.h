@@ -36,7 +36,7 @@ struct Storage {
   // bytes here (placement/lazy_move.h). What a fallback's results are until they are used
   // on the device asked for, so that a chain of fallbacks moves nothing between its ops.
   std::atomic<ctl_tensor*> pending{nullptr};
-  ctl_op_id pending_op{};  // the op the bytes were moved for, for the placement report
+  ctl_op_id pending_op{};    // the op the bytes were moved for, for the placement report
   std::mutex pending_mutex;  // one copy in, whichever thread needs the bytes first
 
   void retain() { references.fetch_add(1, std::memory_order_relaxed); }

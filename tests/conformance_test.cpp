@@ -455,9 +455,9 @@ TEST(Conformance, ANormOutputCountBelowTheFullCountFailsAPluginThatNeedsAllOutpu
                                  std::string("--filter '") + kNormCountCases + "," + kNormNullCases + "'");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   const std::vector<std::string> failed = failed_ids(r.out);
-  for (const char* id : {"layer_norm.f32.output_count_1", "rms_norm.f32.output_count_1",
-                         "layer_norm_backward.f32.output_count_1",
-                         "layer_norm_backward.f32.output_count_2", "rms_norm_backward.f32.output_count_1"}) {
+  for (const char* id :
+       {"layer_norm.f32.output_count_1", "rms_norm.f32.output_count_1", "layer_norm_backward.f32.output_count_1",
+        "layer_norm_backward.f32.output_count_2", "rms_norm_backward.f32.output_count_1"}) {
     EXPECT_EQ(status_of(r, id), "fail") << id << "\n" << r.out;
   }
   EXPECT_EQ(failed.size(), 5u) << "the null_* cases give every output slot: " << r.out;

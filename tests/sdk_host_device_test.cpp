@@ -77,8 +77,8 @@ TEST(HostDevice, TableHasTheRequiredEntriesAndTheOpEntries) {
        {(const void*)kApi.instance_create, (const void*)kApi.instance_destroy, (const void*)kApi.device_count,
         (const void*)kApi.device_get, (const void*)kApi.buffer_allocate, (const void*)kApi.buffer_free,
         (const void*)kApi.buffer_write, (const void*)kApi.buffer_read, (const void*)kApi.stream_create,
-        (const void*)kApi.stream_destroy, (const void*)kApi.stream_synchronize,
-        (const void*)kApi.buffer_host_pointer, (const void*)kApi.buffer_wrap_host}) {
+        (const void*)kApi.stream_destroy, (const void*)kApi.stream_synchronize, (const void*)kApi.buffer_host_pointer,
+        (const void*)kApi.buffer_wrap_host}) {
     EXPECT_NE(entry, nullptr);
   }
   // Optional entries stay NULL: the core's defaults.

@@ -20,8 +20,7 @@ void release_shared(void* context) {
 
 bool can_share_host_memory(const ctl_device* from, const ctl_device* to) {
   return from != to && from->plugin != to->plugin && from->host_visible && to->host_visible &&
-         from->api().buffer_host_pointer && to->api().buffer_wrap_host && !active_capture(from) &&
-         !active_capture(to);
+         from->api().buffer_host_pointer && to->api().buffer_wrap_host && !active_capture(from) && !active_capture(to);
 }
 
 ctl_status* share_host_memory(ctl_tensor* source, ctl_device* target, ctl_tensor** out_tensor) {

@@ -136,9 +136,9 @@ ctl_device* cross_device_target(ctl_runtime* runtime, size_t input_count, ctl_te
 
 // How inputs_on brings a tensor to the device an op runs on.
 struct Moving {
-  bool recorded = false;   // autograd sees the move, so gradients come back
-  bool fallback = false;   // for a fallback: host memory is shared, pending bytes read in place
-  bool read_only = true;   // the op only reads it (an into-call's outputs are written too)
+  bool recorded = false;  // autograd sees the move, so gradients come back
+  bool fallback = false;  // for a fallback: host memory is shared, pending bytes read in place
+  bool read_only = true;  // the op only reads it (an into-call's outputs are written too)
 };
 
 // Records `moved` as a move of `t` made for a fallback, when `how` is recorded.

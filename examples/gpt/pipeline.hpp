@@ -1,7 +1,8 @@
 // pipeline.hpp — the trainer's layer (pipeline) split over several devices (--devices
 // without --data-parallel), what it reports of each device's use (busy time, memory, bytes
 // moved: the progress line and log.jsonl), and the placement report at the end (moves and
-// fallbacks per op and device pair, each with its share of the training time). Included by train_gpt.cpp after its Options.
+// fallbacks per op and device pair, each with its share of the training time). Included
+// by train_gpt.cpp after its Options.
 #pragma once
 
 #include <algorithm>
@@ -98,10 +99,10 @@ class DeviceMeter {
 
   struct Sample {
     std::string label;
-    double busy = 0;      // fraction of the wall time since the last sample
-    uint64_t memory = 0;  // bytes in use now
-    uint64_t peak = 0;    // bytes at most so far
-    uint64_t moved = 0;   // bytes in and out since the last sample
+    double busy = 0;        // fraction of the wall time since the last sample
+    uint64_t memory = 0;    // bytes in use now
+    uint64_t peak = 0;      // bytes at most so far
+    uint64_t moved = 0;     // bytes in and out since the last sample
     uint64_t launches = 0;  // plugin calls since the last sample
   };
 
@@ -225,8 +226,7 @@ inline std::string fallback_ops_text(const std::vector<ctl_placement_record>& re
 // step's ops fell back to another device, naming them: the run is then a measure of the
 // device asked for only in part, and between devices that do not share host memory each
 // fallback moves tensors.
-inline void warn_about_fallbacks(const Runtime& rt, const std::vector<ctl_placement_record>& before,
-                          uint64_t ops_ran) {
+inline void warn_about_fallbacks(const Runtime& rt, const std::vector<ctl_placement_record>& before, uint64_t ops_ran) {
   const auto step = placement_since(before, rt.placement_report());
   const FallbackShare share = fallback_share(step, ops_ran);
   if (share.fraction() <= kFallbackWarnFraction) return;
@@ -255,8 +255,8 @@ inline void print_placement_report(const Runtime& rt, const std::vector<ctl_plac
     const auto it = in_training.find({int(r.kind), int(r.op), r.from, r.to});
     if (it != in_training.end() && training_seconds > 0) {
       char b[64];
-      std::snprintf(b, sizeof b, ", %.1f%% of the training time", 100.0 * double(it->second.nanoseconds) * 1e-9 /
-                                                                      training_seconds);
+      std::snprintf(b, sizeof b, ", %.1f%% of the training time",
+                    100.0 * double(it->second.nanoseconds) * 1e-9 / training_seconds);
       share = b;
     }
     if (r.kind == CTL_PLACEMENT_FALLBACK) {

@@ -536,7 +536,7 @@ int main(int argc, char** argv) {
     std::vector<int32_t> x, y;
     catalyst::gpt::DeviceMeter meter(stages, stage_labels);
     const auto placement_before = rt.placement_report();  // the training loop's share is what follows
-    uint64_t ops_ran = 0;  // ops the model's devices ran themselves during training
+    uint64_t ops_ran = 0;                                 // ops the model's devices ran themselves during training
     std::unique_ptr<catalyst::gpt::GraphStep> graph_step;
     if (o.graph) {
       if (!o.dump_graph.empty()) fs::create_directories(o.dump_graph);

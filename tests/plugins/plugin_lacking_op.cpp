@@ -35,8 +35,8 @@ bool lacks(ctl_op_id op) {
 }
 
 ctl_status* refuse(const ctl_op_call* call) {
-  return catalyst::sdk::make_status(g_host, CTL_STATUS_UNSUPPORTED,
-                                    "lacking: this test plugin lacks op %d", static_cast<int>(call->op));
+  return catalyst::sdk::make_status(g_host, CTL_STATUS_UNSUPPORTED, "lacking: this test plugin lacks op %d",
+                                    static_cast<int>(call->op));
 }
 
 ctl_status* instance_create(const ctl_host_api* host, ctl_plugin_instance** out) {
